@@ -1,0 +1,25 @@
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint agents clean
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/mmb-tui
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check engine adapters mmb_tui tests bench
+	$(VENV)/bin/mypy
+	$(VENV)/bin/pytest
+
+agents: $(STAMP)
+	$(PY) -m adapters.install
+
+clean:
+	rm -rf $(VENV)
