@@ -1,0 +1,125 @@
+"""``config.jsonc`` (SPEC §5): JSON with comments, validated with pydantic; errors name the key path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import json5
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+
+class ConfigError(Exception):
+    """A one-line error naming the file and the key path."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelSpec(_Strict):
+    """A named model endpoint. Keys are never stored here: ``api_key_env`` names the variable."""
+
+    model: str
+    base_url: str | None = None  # None for the built-in scripted models ("scripted/persona", ...)
+    api_key_env: str | None = None
+    timeout: float = 120.0  # seconds per call
+    max_retries: int = 5
+    temperature: float | None = None
+    max_tokens: int | None = None
+    latency: float = 0.0  # scripted models only: seconds slept per call (benchmarks of the engine)
+
+
+class PersonaConfig(_Strict):
+    model: str = "scripted/persona"
+
+
+class CompactionConfig(_Strict):
+    max_tokens: int = 30000
+    trim_to_tokens: int = 10000
+
+    @model_validator(mode="after")
+    def _trim_below_max(self) -> CompactionConfig:
+        if self.trim_to_tokens >= self.max_tokens:
+            raise ValueError("trim_to_tokens must be smaller than max_tokens")
+        return self
+
+
+class TimeMasterConfig(_Strict):
+    min_sleep_to_skip: float = 5
+    pre_wake_delay: float = 1
+    poll_interval: float = 1
+
+
+class HooksConfig(_Strict):
+    plain_text_guard: bool = True
+    echo_guard: bool = True
+
+
+class RunConfig(BaseModel):
+    """A run. Keys other than the engine's own are handed to the adapter (``adapter_options``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    benchmark: str
+    agent: str
+    ignore_session_break: bool = False
+    persona: str | None = None  # model name overriding the global persona model
+    judge: str | None = None  # reserved: a separate grader model
+    allow_real_time: bool = False  # run a time_master benchmark on an agent without virtual time
+
+    def adapter_options(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class Config(_Strict):
+    models: dict[str, ModelSpec] = Field(default_factory=dict)
+    persona: PersonaConfig = Field(default_factory=PersonaConfig)
+    compaction: CompactionConfig = Field(default_factory=CompactionConfig)
+    time_master: TimeMasterConfig = Field(default_factory=TimeMasterConfig)
+    hooks: HooksConfig = Field(default_factory=HooksConfig)
+    runs: dict[str, RunConfig] = Field(default_factory=dict)
+    benchmarks_dir: str = "benchmarks"
+    results_dir: str = "results"
+
+    # resolved by load_config: the folder of the config file, against which relative dirs are read
+    base_dir: Path = Field(default=Path("."), exclude=True)
+
+    def benchmark_path(self, name: str) -> Path:
+        path = Path(name)
+        if path.is_absolute() or "/" in name:
+            return path if path.is_absolute() else self.base_dir / path
+        return self.base_dir / self.benchmarks_dir / name
+
+    def results_path(self) -> Path:
+        return self.base_dir / self.results_dir
+
+
+def _key_path(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in loc if part not in ("function-after",)) or "(top level)"
+
+
+def parse_config(text: str, source: str = "config.jsonc", base_dir: Path | None = None) -> Config:
+    try:
+        raw = json5.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"{source}: not valid JSONC: {exc}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: the top level must be an object")
+    try:
+        config = Config.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(f"{source}: {_key_path(first['loc'])}: {first['msg']}") from None
+    if base_dir is not None:
+        config.base_dir = base_dir
+    return config
+
+
+def load_config(path: Path | str) -> Config:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    return parse_config(text, str(path), path.resolve().parent)

@@ -1,0 +1,58 @@
+"""The model interface every model plugs into: real endpoints (``openai_model.py``) and scripted ones.
+
+Messages and tool schemas are plain OpenAI chat-completions dicts, so the same objects go over HTTP.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+Role = Literal["persona", "agent", "judge"]
+Message = dict[str, Any]  # an OpenAI chat message: {"role": ..., "content": ..., "tool_calls": ...}
+ToolSchema = dict[str, Any]  # an OpenAI tool: {"type": "function", "function": {...}}
+
+
+class ToolCall(BaseModel):
+    id: str
+    name: str
+    arguments: str  # raw JSON text as the model produced it (may be malformed)
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class Completion(BaseModel):
+    content: str | None = None
+    reasoning: str | None = None  # provider ``reasoning_content``: kept as persona thinking
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+
+    def as_message(self) -> Message:
+        """The assistant message to append to the history."""
+        message: Message = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
+        return message
+
+
+class ModelError(Exception):
+    """A model call that failed after its retries (or could not be made: missing key)."""
+
+
+class ChatModel(Protocol):
+    """Anything that completes a chat: the openai wrapper and the scripted models."""
+
+    name: str
+
+    async def complete(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> Completion: ...
