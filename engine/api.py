@@ -1,0 +1,65 @@
+"""What a front end (TUI, headless printer, tests) sees of the engine: a read model and a narrow protocol.
+
+The engine pushes typed events to observers; front ends read ``RunView`` snapshots and send typed
+``Command``s back. Nothing here imports a UI.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+from engine.benchmark.model import Check, Fact
+from engine.commands import Command
+from engine.events import Event
+
+RunStatus = Literal["idle", "running", "paused", "waiting", "finished", "crashed"]
+
+
+class CheckView(BaseModel):
+    check: Check
+    graded: bool = False
+    score: float | None = None  # effective score of the latest evaluation
+
+
+class RunView(BaseModel):
+    """A snapshot of one run for display."""
+
+    run_id: str
+    benchmark: str
+    agent: str
+    status: RunStatus = "idle"
+    reason: str = ""  # why waiting / crashed / paused
+    phase_index: int = 0  # 0-based
+    total_phases: int = 0
+    chapter: str = ""
+    phase_title: str = ""
+    phase_text: str = ""  # as the persona saw it (templates rendered)
+    checks: list[CheckView] = Field(default_factory=list)  # of the current phase
+    untold: dict[str, list[Fact]] = Field(default_factory=dict)  # loaded sheet -> untold live facts
+    gates: list[str] = Field(default_factory=list)  # what next_phase is waiting for now ("" when open)
+    evaluations: int = 0
+    average: float | None = None
+    agent_compactions: int = 0
+    clock: str = ""  # virtual time, ISO
+    clock_jumps: int = 0
+    virtual_time: bool = False
+
+
+class Observer(Protocol):
+    """Receives every event of every run, in order, on the engine's loop. Must not block."""
+
+    def on_event(self, run_id: str, event: Event) -> None: ...
+
+
+class EngineApi(Protocol):
+    """The scheduler as a front end uses it."""
+
+    def run_ids(self) -> list[str]: ...
+    def view(self, run_id: str) -> RunView: ...
+    def add_observer(self, observer: Observer) -> None: ...
+    async def start(self, run_id: str) -> None: ...  # start or resume from state.json
+    async def restart(self, run_id: str) -> None: ...  # delete results/<id> and start from scratch
+    def command(self, run_id: str, command: Command) -> None: ...  # applied between persona turns
+    async def stop_all(self) -> None: ...  # stop every run cleanly, state saved
