@@ -1,0 +1,109 @@
+"""Builds a ``Run`` from config.jsonc: benchmark, models, adapter, clock and state (fresh or resumed)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from datetime import datetime
+
+from adapters import registry
+from adapters.base import AdapterContext
+from engine.benchmark.loader import load_benchmark
+from engine.benchmark.model import Benchmark, BenchmarkError
+from engine.clock import Clock
+from engine.config import Config
+from engine.models.base import ChatModel, ModelError
+from engine.models.registry import make_model
+from engine.models.usage import UsageMeter
+from engine.persona.context import prompt_hash
+from engine.report import config_hash
+from engine.run import Run, RunParts, RunSettings
+from engine.state import RunState, load_state
+
+
+class BuildError(Exception):
+    """A run that cannot start: a one-line reason naming the file or key."""
+
+
+def endpoint_of(config: Config, name: str) -> dict[str, str]:
+    """base_url, model and api key of a configured model, for adapters that configure an agent with it."""
+    spec = config.models.get(name)
+    if spec is None or spec.base_url is None:
+        return {}
+    key = os.environ.get(spec.api_key_env, "") if spec.api_key_env else "unused"
+    if spec.api_key_env and not key:
+        raise ModelError(f"model {name!r}: environment variable {spec.api_key_env} is not set")
+    return {"base_url": spec.base_url, "model": spec.model, "api_key": key}
+
+
+def load_run_benchmark(config: Config, run_id: str) -> Benchmark:
+    run_cfg = config.runs[run_id]
+    path = config.benchmark_path(run_cfg.benchmark)
+    if not path.is_dir():
+        raise BuildError(f"runs.{run_id}.benchmark: no benchmark folder {path}")
+    try:
+        return load_benchmark(path)
+    except BenchmarkError as exc:
+        raise BuildError(f"runs.{run_id}.benchmark: {exc.problems[0]} (run `mmb-tui validate`)") from None
+
+
+def build_run(
+    config: Config,
+    run_id: str,
+    clock_factory: Callable[[], Clock] | None = None,
+    tune: Callable[[RunSettings], None] | None = None,
+) -> Run:
+    if run_id not in config.runs:
+        raise BuildError(f"config: no run {run_id!r} under runs (have: {', '.join(config.runs) or 'none'})")
+    run_cfg = config.runs[run_id]
+    bench = load_run_benchmark(config, run_id)
+    run_dir = config.results_path() / run_id
+    clock = clock_factory() if clock_factory else Clock()
+    meter = UsageMeter()
+    persona_name = run_cfg.persona or config.persona.model
+    try:
+        persona_model: ChatModel = make_model(persona_name, config, "persona", meter)
+        adapter_cls = registry.resolve(run_cfg.agent)
+    except (ModelError, registry.UnknownAdapter) as exc:
+        raise BuildError(f"runs.{run_id}: {exc}") from None
+    if bench.time_master and not adapter_cls.supports_virtual_time and not run_cfg.allow_real_time:
+        raise BuildError(
+            f"runs.{run_id}: benchmark {bench.name!r} runs on virtual time but agent {run_cfg.agent!r} cannot follow it; "
+            'set "allow_real_time": true to run it in real time anyway'
+        )
+    ctx = AdapterContext(
+        run_id=run_id, run_dir=run_dir, options=run_cfg.adapter_options(), clock=clock,
+        make_model=lambda name: make_model(name, config, "agent", meter),
+        model_endpoint=lambda name: endpoint_of(config, name),
+    )
+    try:
+        adapter = adapter_cls(ctx)
+    except (ValueError, ModelError) as exc:
+        raise BuildError(f"runs.{run_id}: {exc}") from None
+
+    state = load_state(run_dir / "state.json")
+    resumed = state is not None
+    if state is None:
+        if bench.start_time is not None:
+            clock.start_at(bench.start_time)
+        state = RunState(
+            run_id=run_id, benchmark=bench.name, agent=run_cfg.agent, start_date=clock.now().date(),
+            sheets={name: sheet.model_copy(deep=True) for name, sheet in bench.sheets.items()},
+        )
+    else:
+        if (bench.time_master or bench.start_time is not None) and state.clock_now:
+            clock.start_at(datetime.fromisoformat(state.clock_now))
+        for name, sheet in bench.sheets.items():  # sheets of chapters appended since
+            state.sheets.setdefault(name, sheet.model_copy(deep=True))
+        meter.restore(state.usage)
+    settings = RunSettings.from_config(config, run_cfg)
+    if tune:
+        tune(settings)
+    persona_spec = config.models.get(persona_name)
+    parts = RunParts(
+        run_id=run_id, run_dir=run_dir, benchmark=bench, persona_model=persona_model, adapter=adapter,
+        clock=clock, settings=settings, state=state, meter=meter, resumed=resumed,
+        prompt_hash=prompt_hash(bench.instructions),
+        config_hash=config_hash(run_cfg.model_dump(), persona_spec.model_dump() if persona_spec else {"model": persona_name}),
+    )
+    return Run(parts)

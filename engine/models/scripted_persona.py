@@ -1,0 +1,226 @@
+"""``scripted/persona``: drives the persona tools through any benchmark without an LLM.
+
+Stateless: every decision is derived from the message history, so it can also be served over HTTP.
+Per phase it carries out, in the order of the phase text: ``Edit <sheet> <id>: <text>`` and
+``Add to <sheet> category <n>: <text>`` directives, sheets to tell (named in backticks or required by
+the gates: read, tell untold facts verbatim in batches of three, mark told), ``Say``/``Tell`` lines
+(sent verbatim without the verb), ``HH:MM`` anchors (``wait`` first), and check lines (asked verbatim,
+graded by the rules judge, a memory search and attempt 2 when the agent says it does not know). Then it
+calls ``next_phase``, and answers a gate error by doing what it names.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.models.base import Completion, Message, ToolCall, ToolSchema, Usage
+from engine.models.rules_judge import judge
+
+_PHASE_HEADER = re.compile(r"^Phase \d+/\d+ \(", re.MULTILINE)
+_CHECK = re.compile(r"❓\s*(?P<id>\d+(?:\.\d+)+)\s*(?P<types>(?:\[[^\]]*\]\s*)*)(?P<q>.*?)\s*Correct answer:\s*(?P<a>.*)$")
+_EDIT = re.compile(r"^Edit\s+(?P<sheet>[\w-]+)\s+(?P<id>\d+\.\d+)\s*:\s*(?P<text>.+)$")
+_ADD = re.compile(r"^Add to\s+(?P<sheet>[\w-]+)\s+category\s+(?P<cat>\d+)\s*:\s*(?P<text>.+)$")
+_ANCHOR = re.compile(r"^(?P<time>\d{1,2}:\d{2})\s+(?P<rest>.*)$")
+_SAY = re.compile(r"^(?:Say|Tell|Mention|Reply|Answer|Write)\b(?:\s+(?:the assistant|it|them))?(?:\s+that)?[\s:,]*", re.IGNORECASE)
+_BACKTICK = re.compile(r"`([\w-]+)`")
+_SEARCH_PREFIX = "Please search your memory and our earlier conversation:"
+BATCH = 3
+
+
+@dataclass
+class Action:
+    kind: str  # edit, add, tell, say, wait, check
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+def _joined_lines(text: str) -> list[str]:
+    """Lines with a check's continuation lines (indented, or up to its ``Correct answer:``) joined."""
+    lines: list[str] = []
+    for raw in text.splitlines():
+        previous = lines[-1] if lines else ""
+        if "❓" in previous and "Correct answer:" not in previous and raw.strip():
+            lines[-1] = previous.rstrip() + " " + raw.strip()
+        else:
+            lines.append(raw)
+    return lines
+
+
+def _plan(phase_text: str, sheets: set[str]) -> list[Action]:
+    actions: list[Action] = []
+    for raw in _joined_lines(phase_text)[1:]:
+        line = raw.strip().lstrip("-•* ").strip()
+        if not line:
+            continue
+        anchor = _ANCHOR.match(line)
+        if anchor:
+            actions.append(Action("wait", {"until": anchor.group("time")}))
+            line = anchor.group("rest").strip()
+        check = _CHECK.search(line)
+        if check:
+            actions.append(Action("check", {"id": check.group("id"), "q": check.group("q").strip(), "a": check.group("a").strip()}))
+            continue
+        if m := _EDIT.match(line):
+            actions.append(Action("edit", {"sheet": m.group("sheet"), "id": m.group("id"), "text": m.group("text").strip()}))
+            continue
+        if m := _ADD.match(line):
+            actions.append(Action("add", {"sheet": m.group("sheet"), "category": int(m.group("cat")), "text": m.group("text").strip()}))
+            continue
+        named = [s for s in _BACKTICK.findall(line) if s in sheets and s != "profile"]
+        for sheet in named:
+            actions.append(Action("tell", {"sheet": sheet}))
+        if named or line.startswith("Before next_phase"):
+            continue
+        if _SAY.match(line) or anchor:
+            text = _SAY.sub("", line, count=1).strip()
+            if text:
+                actions.append(Action("say", {"text": text[0].upper() + text[1:]}))
+    return actions
+
+
+@dataclass
+class _Call:
+    name: str
+    args: dict[str, Any]
+    result: str | None
+
+
+def _calls_since(messages: list[Message], start: int) -> list[_Call]:
+    results = {m.get("tool_call_id"): m.get("content") or "" for m in messages[start:] if m["role"] == "tool"}
+    calls: list[_Call] = []
+    for message in messages[start:]:
+        for call in message.get("tool_calls") or []:
+            try:
+                args = json.loads(call["function"]["arguments"] or "{}")
+            except json.JSONDecodeError:
+                continue
+            calls.append(_Call(call["function"]["name"], args if isinstance(args, dict) else {}, results.get(call["id"])))
+    return calls
+
+
+def _reply_body(result: str | None) -> str:
+    return (result or "").split("\n\n", 1)[-1]
+
+
+class ScriptedPersonaModel:
+    """A deterministic ChatModel for the persona role."""
+
+    name = "scripted/persona"
+
+    async def complete(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> Completion:
+        calls = self.decide(messages)
+        tool_calls = [ToolCall(id=f"call_{len(messages)}_{i}", name=n, arguments=json.dumps(a, ensure_ascii=False)) for i, (n, a) in enumerate(calls)]
+        text_in = sum(len(str(m.get("content") or "")) for m in messages)
+        return Completion(content=None, tool_calls=tool_calls, usage=Usage(prompt_tokens=text_in // 4, completion_tokens=sum(len(c.arguments) for c in tool_calls) // 4))
+
+    def decide(self, messages: list[Message]) -> list[tuple[str, dict[str, Any]]]:
+        start, phase_text = self._phase(messages)
+        sheets = self._sheets(messages)
+        calls = _calls_since(messages, start)
+        for action in _plan(phase_text, sheets):
+            step = self._next_for(action, calls)
+            if step:
+                return step
+        # everything in the text is done: answer the last gate error, or move on
+        last_next = next((c for c in reversed(calls) if c.name == "next_phase"), None)
+        if last_next and last_next.result and last_next.result.startswith("ERROR") and calls[-1] is last_next:
+            step = self._answer_gate(last_next.result, calls)
+            if step:
+                return step
+        return [("next_phase", {})]
+
+    # ---- reading the history ---------------------------------------------------------------
+
+    def _phase(self, messages: list[Message]) -> tuple[int, str]:
+        for index in range(len(messages) - 1, -1, -1):
+            content = messages[index].get("content") or ""
+            if messages[index]["role"] in ("user", "tool") and isinstance(content, str):
+                match = _PHASE_HEADER.search(content)
+                if match:
+                    return index, content[match.start():]
+        return 0, ""
+
+    def _sheets(self, messages: list[Message]) -> set[str]:
+        system = messages[0].get("content") or "" if messages else ""
+        match = re.search(r"Sheets you can read with facts_read: (.*)\.", system)
+        return set(_BACKTICK.findall(match.group(1))) if match else set()
+
+    # ---- one action --------------------------------------------------------------------------
+
+    def _next_for(self, action: Action, calls: list[_Call]) -> list[tuple[str, dict[str, Any]]] | None:
+        a = action.args
+        match action.kind:
+            case "wait":
+                done = any(c.name == "wait" and c.args.get("until") == a["until"] for c in calls)
+                return None if done else [("wait", {"until": a["until"]})]
+            case "edit":
+                done = any(c.name == "facts_edit" and c.args.get("sheet") == a["sheet"] and c.args.get("id") == a["id"] for c in calls)
+                if done:
+                    return None
+                if a["text"].strip() == "—":
+                    return [("facts_edit", dict(a))]
+                return [("facts_edit", dict(a)), ("send_message", {"text": f"Update: {a['text']}"}),
+                        ("facts_mark_told", {"sheet": a["sheet"], "ids": [a["id"]]})]
+            case "add":
+                added = next((c for c in calls if c.name == "facts_add" and c.args.get("text") == a["text"]), None)
+                if added is None:
+                    return [("facts_add", dict(a)), ("send_message", {"text": f"Also: {a['text']}"})]
+                m = re.match(r"Added [\w-]+ (\d+\.\d+):", added.result or "")
+                marked = any(c.name == "facts_mark_told" and m and m.group(1) in (c.args.get("ids") or []) for c in calls)
+                return None if (m is None or marked) else [("facts_mark_told", {"sheet": a["sheet"], "ids": [m.group(1)]})]
+            case "say":
+                done = any(c.name == "send_message" and c.args.get("text") == a["text"] for c in calls)
+                return None if done else [("send_message", {"text": a["text"]})]
+            case "tell":
+                return self._tell(a["sheet"], calls)
+            case "check":
+                return self._check(a["id"], a["q"], a["a"], calls)
+        return None
+
+    def _tell(self, sheet: str, calls: list[_Call]) -> list[tuple[str, dict[str, Any]]] | None:
+        if not any(c.name == "facts_read" and c.args.get("sheet") == sheet for c in calls):
+            return [("facts_read", {"sheet": sheet})]
+        latest = next((c for c in reversed(calls) if c.name in ("facts_get_untold", "facts_mark_told", "facts_read") and c.args.get("sheet") == sheet), None)
+        if latest is None or latest.name != "facts_get_untold" or latest.result is None:
+            return [("facts_get_untold", {"sheet": sheet})]
+        if latest.result.startswith("All facts") or latest.result.startswith("ERROR"):
+            return None
+        facts = [line.split(" ", 1) for line in latest.result.splitlines() if re.match(r"^\d+\.\d+ ", line)]
+        batch = facts[:BATCH]
+        if not batch:
+            return None
+        text = " ".join(f[1].strip().rstrip(".") + "." for f in batch)
+        return [
+            ("send_message", {"text": text}),
+            ("facts_mark_told", {"sheet": sheet, "ids": [f[0] for f in batch]}),
+            ("facts_get_untold", {"sheet": sheet}),
+        ]
+
+    def _check(self, check_id: str, question: str, expected: str, calls: list[_Call]) -> list[tuple[str, dict[str, Any]]] | None:
+        if any(c.name == "log_evaluation" and str(c.args.get("check_id")) == check_id for c in calls):
+            return None
+        asked = [c for c in calls if c.name == "send_message" and c.args.get("text") == question and c.result is not None]
+        if not asked:
+            return [("send_message", {"text": question})]
+        search_text = f"{_SEARCH_PREFIX} {question}"
+        searched = [c for c in calls if c.name == "send_message" and c.args.get("text") == search_text and c.result is not None]
+        if searched:
+            reply = _reply_body(searched[-1].result)
+            verdict = judge(question, expected, reply)
+            return [("log_evaluation", {"check_id": check_id, "score": verdict.score, "attempt": 2, "answer": reply[:300], "comment": f"after a search: {verdict.comment}"})]
+        reply = _reply_body(asked[-1].result)
+        verdict = judge(question, expected, reply)
+        if verdict.dont_know:
+            return [("send_message", {"text": search_text})]
+        return [("log_evaluation", {"check_id": check_id, "score": verdict.score, "attempt": 1, "answer": reply[:300], "comment": verdict.comment})]
+
+    def _answer_gate(self, error: str, calls: list[_Call]) -> list[tuple[str, dict[str, Any]]] | None:
+        for sheet in re.findall(r"untold facts in `([\w-]+)`", error):
+            step = self._tell(sheet, calls)
+            if step:
+                return step
+        if m := re.search(r"use wait until (\d{1,2}:\d{2})", error):
+            return [("wait", {"until": m.group(1)})]
+        return None

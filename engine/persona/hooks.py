@@ -1,0 +1,42 @@
+"""The two model-agnostic persona hooks (SPEC §4): if a model never misbehaves, they never fire."""
+
+from __future__ import annotations
+
+import re
+from difflib import SequenceMatcher
+
+from engine.models.base import Completion
+
+PLAIN_TEXT_ERROR = (
+    "ERROR: plain text does not reach the assistant and nobody reads it. To talk to the assistant, call "
+    "the send_message tool; to move on, call next_phase."
+)
+
+_ROLE_LABEL = re.compile(r"^\s*(?:\*\*)?(?:assistant|agent|ai|bot|🤖)(?:\*\*)?\s*[:>]", re.IGNORECASE | re.MULTILINE)
+
+
+def is_plain_text(completion: Completion) -> bool:
+    """The model wrote prose instead of calling a tool (reasoning alone does not count)."""
+    return not completion.tool_calls and bool((completion.content or "").strip())
+
+
+def imitates_agent(completion: Completion, recent_replies: list[str]) -> str | None:
+    """Why the output looks like an invented incoming agent message, or None.
+
+    Fires when the model's own text carries an assistant role label, or reproduces one of the agent's
+    recent replies nearly verbatim (the model "received" a reply that it wrote itself).
+    """
+    texts = [completion.content or ""]
+    for call in completion.tool_calls:
+        if call.name == "send_message":
+            texts.append(call.arguments)
+    for text in texts:
+        if _ROLE_LABEL.search(text):
+            return "the output carries an assistant role label"
+        for reply in recent_replies:
+            if len(reply) >= 40 and len(text) >= 40:
+                if reply in text or SequenceMatcher(None, reply, text).quick_ratio() > 0.9 and (
+                    SequenceMatcher(None, reply, text).ratio() > 0.9
+                ):
+                    return "the output repeats an agent reply"
+    return None

@@ -1,0 +1,96 @@
+"""The persona's fact tools over the run's live sheets (the benchmark's files are never modified)."""
+
+from __future__ import annotations
+
+from engine.benchmark.facts import next_fact_id, render_sheet
+from engine.benchmark.model import DELETED, Category, Fact, Sheet
+from engine.state import RunState
+
+
+class ToolError(Exception):
+    """A tool call the persona got wrong: the message goes back to it as the tool result."""
+
+
+class Notebook:
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+
+    def sheet(self, name: str) -> Sheet:
+        name = name.strip().removesuffix(".md")
+        sheet = self.state.sheets.get(name)
+        if sheet is None:
+            raise ToolError(f"no sheet {name!r}; sheets: {', '.join(sorted(self.state.sheets))}")
+        return sheet
+
+    def told(self, name: str) -> set[str]:
+        return set(self.state.told.get(name, []))
+
+    def untold(self, name: str) -> list[Fact]:
+        told = self.told(name)
+        return [f for f in self.sheet(name).live_facts() if f.id not in told]
+
+    def read(self, name: str) -> str:
+        sheet = self.sheet(name)
+        if sheet.name not in self.state.loaded_sheets:
+            self.state.loaded_sheets.append(sheet.name)
+        untold = [f.id for f in self.untold(sheet.name)]
+        footer = f"\n\nUntold: {', '.join(untold)}" if untold else "\n\nAll facts of this sheet are told."
+        return f"Sheet `{sheet.name}`:\n\n{render_sheet(sheet)}{footer}"
+
+    def mark_told(self, name: str, ids: list[str]) -> str:
+        sheet = self.sheet(name)
+        unknown = [i for i in ids if sheet.find(i) is None or sheet.find(i).text.strip() == DELETED]  # type: ignore[union-attr]
+        if unknown:
+            raise ToolError(f"sheet {sheet.name!r} has no live facts {', '.join(unknown)}")
+        told = self.state.told.setdefault(sheet.name, [])
+        told.extend(i for i in ids if i not in told)
+        left = len(self.untold(sheet.name))
+        return f"Marked told in {sheet.name}: {', '.join(ids)}. Untold left: {left}."
+
+    def get_untold(self, name: str) -> str:
+        sheet = self.sheet(name)
+        untold = self.untold(sheet.name)
+        if not untold:
+            return f"All facts of {sheet.name} are told."
+        return "\n".join(f"{f.id} {f.text}" for f in untold)
+
+    def edit(self, name: str, fact_id: str, text: str) -> str:
+        sheet = self.sheet(name)
+        fact = sheet.find(fact_id)
+        if fact is None:
+            raise ToolError(f"sheet {sheet.name!r} has no fact {fact_id}; use facts_add for a new one")
+        fact.text = text.strip()
+        told = self.state.told.setdefault(sheet.name, [])
+        if fact_id in told:  # a changed fact must be told again
+            told.remove(fact_id)
+        if fact.text == DELETED:
+            return f"Deleted {sheet.name} {fact_id}."
+        return f"{sheet.name} {fact_id} is now: {fact.text}"
+
+    def add(self, name: str, category: int, text: str) -> str:
+        sheet = self.sheet(name)
+        try:
+            fact_id = next_fact_id(sheet, category)
+        except ValueError as exc:
+            raise ToolError(str(exc)) from None
+        target = next((c for c in sheet.categories if c.number == category), None)
+        if target is None:  # next_fact_id accepted a new category
+            target = Category(number=category, name=f"Category {category}")
+            sheet.categories.append(target)
+        existing = sheet.find(fact_id)
+        if existing is not None:  # reuse of a deleted id
+            existing.text = text.strip()
+        else:
+            target.facts.append(Fact(id=fact_id, text=text.strip()))
+        return f"Added {sheet.name} {fact_id}: {text.strip()}"
+
+    def render_loaded(self) -> str:
+        """The live profile and every loaded sheet, re-injected after a compaction."""
+        parts = [f"Your profile (current):\n\n{render_sheet(self.sheet('profile'))}"]
+        for name in self.state.loaded_sheets:
+            if name == "profile" or name not in self.state.sheets:
+                continue
+            untold = [f.id for f in self.untold(name)]
+            note = f"(untold: {', '.join(untold)})" if untold else "(all told)"
+            parts.append(f"Sheet `{name}` {note}:\n\n{render_sheet(self.state.sheets[name])}")
+        return "\n\n".join(parts)

@@ -1,0 +1,114 @@
+"""The persona's nine tools (SPEC §4): schemas and dispatch. Names are fixed; argument names are stable."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol
+
+from engine.models.base import ToolSchema
+from engine.persona.notebook import Notebook, ToolError
+
+
+def _tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> ToolSchema:
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {"type": "object", "properties": properties, "required": required},
+        },
+    }
+
+
+_SHEET = {"type": "string", "description": "sheet name without .md, e.g. family"}
+
+TOOL_SCHEMAS: list[ToolSchema] = [
+    _tool("send_message", "Send a chat message to the assistant; returns its reply.",
+          {"text": {"type": "string"}}, ["text"]),
+    _tool("next_phase", "Finish the current phase and get the next one (or an error saying what is missing).",
+          {}, []),
+    _tool("facts_read", "Read a fact sheet (it joins your loaded sheets).", {"sheet": _SHEET}, ["sheet"]),
+    _tool("facts_mark_told", "Mark facts as told to the assistant.",
+          {"sheet": _SHEET, "ids": {"type": "array", "items": {"type": "string"}}}, ["sheet", "ids"]),
+    _tool("facts_get_untold", "List the facts of a sheet not yet told.", {"sheet": _SHEET}, ["sheet"]),
+    _tool("facts_edit", "Change a fact's text; the text '—' deletes it.",
+          {"sheet": _SHEET, "id": {"type": "string"}, "text": {"type": "string"}}, ["sheet", "id", "text"]),
+    _tool("facts_add", "Add a fact to a category of a sheet; returns its id.",
+          {"sheet": _SHEET, "category": {"type": "integer"}, "text": {"type": "string"}},
+          ["sheet", "category", "text"]),
+    _tool("log_evaluation", "Grade the assistant's answer to a check, 0-10.",
+          {"check_id": {"type": "string"}, "score": {"type": "number", "minimum": 0, "maximum": 10},
+           "attempt": {"type": "integer", "enum": [1, 2]}, "answer": {"type": "string"},
+           "comment": {"type": "string"}},
+          ["check_id", "score", "attempt", "answer", "comment"]),
+    _tool("wait", "Sleep until a time of day (HH:MM, next occurrence) or a datetime (YYYY-MM-DD HH:MM).",
+          {"until": {"type": "string"}}, ["until"]),
+]
+
+TOOL_NAMES = [t["function"]["name"] for t in TOOL_SCHEMAS]
+
+
+class ToolHost(Protocol):
+    """What the run provides to the tools besides the notebook."""
+
+    notebook: Notebook
+
+    async def tool_send_message(self, text: str) -> str: ...
+    async def tool_next_phase(self) -> str: ...
+    async def tool_log_evaluation(self, check_id: str, score: float, attempt: int, answer: str, comment: str) -> str: ...
+    async def tool_wait(self, until: str) -> str: ...
+
+
+def parse_arguments(raw: str) -> dict[str, Any]:
+    try:
+        args = json.loads(raw or "{}")
+    except json.JSONDecodeError as exc:
+        raise ToolError(f"arguments are not valid JSON ({exc.msg} at char {exc.pos}); call the tool again") from None
+    if not isinstance(args, dict):
+        raise ToolError("arguments must be a JSON object; call the tool again")
+    return args
+
+
+def _ids(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [v.strip() for v in value.replace(",", " ").split() if v.strip()]
+    if isinstance(value, list):
+        return [str(v).strip() for v in value]
+    raise ToolError("ids must be a list of fact ids like [\"1.1\", \"1.2\"]")
+
+
+async def dispatch(host: ToolHost, name: str, args: dict[str, Any]) -> str:
+    """Run one tool call. Raises ToolError for mistakes the persona should see and fix."""
+    notebook = host.notebook
+    try:
+        match name:
+            case "send_message":
+                text = str(args["text"]).strip()
+                if not text:
+                    raise ToolError("text is empty")
+                return await host.tool_send_message(text)
+            case "next_phase":
+                return await host.tool_next_phase()
+            case "facts_read":
+                return notebook.read(str(args["sheet"]))
+            case "facts_mark_told":
+                return notebook.mark_told(str(args["sheet"]), _ids(args["ids"]))
+            case "facts_get_untold":
+                return notebook.get_untold(str(args["sheet"]))
+            case "facts_edit":
+                return notebook.edit(str(args["sheet"]), str(args["id"]), str(args["text"]))
+            case "facts_add":
+                return notebook.add(str(args["sheet"]), int(args["category"]), str(args["text"]))
+            case "log_evaluation":
+                return await host.tool_log_evaluation(
+                    str(args["check_id"]), float(args["score"]), int(args.get("attempt", 1)),
+                    str(args.get("answer", "")), str(args.get("comment", "")),
+                )
+            case "wait":
+                return await host.tool_wait(str(args["until"]))
+            case _:
+                raise ToolError(f"unknown tool {name!r}; tools: {', '.join(TOOL_NAMES)}")
+    except KeyError as exc:
+        raise ToolError(f"missing argument {exc.args[0]!r} for {name}") from None
+    except (TypeError, ValueError) as exc:
+        raise ToolError(f"bad arguments for {name}: {exc}") from None

@@ -1,0 +1,588 @@
+"""One run: the persona's conversation with the agent, as a template method.
+
+``Run.run()`` initialises (fresh or from ``state.json``), steps persona turns until the scenario ends or
+a fault exhausts its retries, and finalises in ``finally``. Everything observable is an event; every
+change of state is followed by an atomic save, so a kill at any moment resumes from the last save.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from adapters.base import AdapterError, AgentAdapter
+from engine.benchmark.jsblock import JsBlockError, run_block
+from engine.benchmark.model import Benchmark, Phase
+from engine.clock import Clock, monotonic
+from engine.commands import AddFact, Command, EditFact, NewSession, NextPhase, Pause, PersonaNote, Resume
+from engine.config import Config, RunConfig
+from engine.events import (
+    AgentCompacted,
+    AgentReplied,
+    ErrorOccurred,
+    EvaluationLogged,
+    Event,
+    HookFired,
+    MessageSent,
+    OperatorActed,
+    PersonaCompacted,
+    PersonaThinking,
+    PhaseStarted,
+    RunEnded,
+    RunStarted,
+    SessionSwitched,
+    StatusChanged,
+    ToolCalled,
+)
+from engine.models.base import ChatModel, Completion, ModelError
+from engine.models.usage import UsageMeter
+from engine.persona import hooks
+from engine.persona.context import build_system_prompt, compact
+from engine.persona.notebook import Notebook, ToolError
+from engine.persona.tools import TOOL_SCHEMAS, dispatch, parse_arguments
+from engine.phases import FINISHED_TEXT, gate_problems, render_phase
+from engine.state import AgentObservation, EvaluationRecord, RunState, save_state
+from engine.timemaster import TimeMaster
+from engine.transcript import Transcript
+
+log = logging.getLogger(__name__)
+
+REPLY_PREFIX = "The assistant replied:"
+
+
+class TerminationReason(enum.StrEnum):
+    FINISHED = "finished"
+    STOPPED = "stopped"  # cancelled by the operator or Ctrl-C; resumable
+    WAITING = "waiting"  # a fault outlived its retries; resumable once it is fixed
+    CRASHED = "crashed"  # a bug: reported, resumable after the fix
+
+
+@dataclass
+class RunSettings:
+    """Engine knobs of a run (from config.jsonc; tests shorten the waits)."""
+
+    compaction_max_tokens: int = 30000
+    compaction_trim_to_tokens: int = 10000
+    plain_text_guard: bool = True
+    echo_guard: bool = True
+    ignore_session_break: bool = False
+    agent_reply_timeout: float = 600.0  # seconds without any reply before the agent counts as failed
+    agent_quiet_seconds: float = 2.0  # adapters without get_status: silence that ends a reply
+    agent_poll_seconds: float = 0.05
+    fault_retries: int = 5  # consecutive model/agent failures before the run stops as "waiting"
+    fault_backoff: float = 30.0  # seconds between those attempts (doubling, capped at 5 min)
+    max_turns_per_phase: int = 400
+    time_master_min_sleep: float = 5
+    time_master_pre_wake: float = 1
+    time_master_poll: float = 1
+
+    @classmethod
+    def from_config(cls, config: Config, run: RunConfig) -> RunSettings:
+        return cls(
+            compaction_max_tokens=config.compaction.max_tokens,
+            compaction_trim_to_tokens=config.compaction.trim_to_tokens,
+            plain_text_guard=config.hooks.plain_text_guard,
+            echo_guard=config.hooks.echo_guard,
+            ignore_session_break=run.ignore_session_break,
+            time_master_min_sleep=config.time_master.min_sleep_to_skip,
+            time_master_pre_wake=config.time_master.pre_wake_delay,
+            time_master_poll=config.time_master.poll_interval,
+        )
+
+
+@dataclass
+class RunParts:
+    """Everything a run is made of, already built (see ``engine.build``)."""
+
+    run_id: str
+    run_dir: Path
+    benchmark: Benchmark
+    persona_model: ChatModel
+    adapter: AgentAdapter
+    clock: Clock
+    settings: RunSettings
+    state: RunState
+    meter: UsageMeter
+    resumed: bool = False
+    prompt_hash: str = ""
+    config_hash: str = ""
+    emit_hooks: list[Callable[[str, Event], None]] = field(default_factory=list)
+
+
+class Run:
+    def __init__(self, parts: RunParts) -> None:
+        self.p = parts
+        self.run_id = parts.run_id
+        self.bench = parts.benchmark
+        self.state = parts.state
+        self.clock = parts.clock
+        self.adapter = parts.adapter
+        self.settings = parts.settings
+        self.notebook = Notebook(self.state)
+        self.transcript = Transcript(parts.run_dir / "transcript.jsonl")
+        self.time = TimeMaster(self)
+        self.commands: asyncio.Queue[Command] = asyncio.Queue()
+        self.paused = False
+        self._resume_event = asyncio.Event()
+        self._session_started = monotonic()
+        self._last_agent_activity = monotonic()
+        self._echo_retries = 0
+        self._empty_completions = 0
+        self._phase_started_by_call = False
+        self.termination: TerminationReason | None = None
+
+    # ---- events and saving -------------------------------------------------------------------
+
+    def emit(self, event: Event) -> None:
+        event.t = self.clock.iso()
+        event.n = self.state.transcript_events
+        self.state.transcript_events += 1
+        self.transcript.append(event)
+        for hook in self.p.emit_hooks:
+            try:
+                hook(self.run_id, event)
+            except Exception:  # an observer must never break a run
+                log.exception("observer failed")
+
+    def save(self) -> None:
+        now = monotonic()
+        self.state.run_seconds += now - self._session_started
+        self._session_started = now
+        self.state.clock_offset = self.clock.offset
+        self.state.clock_now = self.clock.iso()
+        self.state.adapter_state = self.adapter.export_state()
+        self.state.usage = self.p.meter.as_dict()
+        self.state.transcript_bytes = self.transcript.size
+        save_state(self.p.run_dir / "state.json", self.state)
+
+    def set_status(self, status: str, reason: str = "") -> None:
+        if (self.state.status, self.state.reason) != (status, reason):
+            self.state.status, self.state.reason = status, reason
+            self.emit(StatusChanged(status=status, reason=reason))  # type: ignore[arg-type]
+
+    # ---- the template method -------------------------------------------------------------------
+
+    async def run(self) -> TerminationReason:
+        reason = TerminationReason.CRASHED
+        try:
+            await self._initialise()
+            reason = await self._loop()
+        except asyncio.CancelledError:
+            reason = TerminationReason.STOPPED
+            raise
+        except Exception as exc:
+            log.exception("run %s crashed", self.run_id)
+            self.emit(ErrorOccurred(message=f"{type(exc).__name__}: {exc}", where="engine", fatal=True))
+            reason = TerminationReason.CRASHED
+        finally:
+            self.termination = reason
+            await self._finalise(reason)
+        return reason
+
+    async def _initialise(self) -> None:
+        self.transcript.rollback(self.state.transcript_bytes)
+        self.adapter.import_state(self.state.adapter_state)
+        self.emit(RunStarted(run_id=self.run_id, benchmark=self.bench.name, agent=self.adapter.name, resumed=self.p.resumed))
+        self.set_status("running")
+        try:
+            await self.adapter.create_session(self.run_id)
+        except AdapterError as exc:
+            self.emit(ErrorOccurred(message=f"agent did not start: {exc}", where="agent"))
+            raise
+        if self.bench.time_master:
+            await self._tell_agent_time()
+        if self.state.phases_started == 0:
+            await self._start_phase(0)
+            self._append({"role": "user", "content": "Your first phase:\n\n" + self.state.phase_text}, phase_start=True)
+        elif self.state.finished and self.state.phases_started < len(self.bench.phases):
+            # chapters were appended to a finished benchmark: continue the story
+            self.state.finished = False
+            self.state.reported = False
+            await self._start_phase(self.state.phases_started)
+            self._append({"role": "user", "content": "The story continues. Your next phase:\n\n" + self.state.phase_text}, phase_start=True)
+        self.save()
+
+    async def _loop(self) -> TerminationReason:
+        failures = 0
+        while not self.state.finished:
+            await self._apply_commands()
+            if self.paused:
+                await self._wait_resumed()
+                continue
+            try:
+                await self._step()
+                failures = 0
+            except (ModelError, AdapterError) as exc:
+                failures += 1
+                where = "agent" if isinstance(exc, AdapterError) else "persona model"
+                self.emit(ErrorOccurred(message=str(exc), where=where))
+                self.set_status("waiting", f"{where}: {exc}")
+                self.save()
+                if failures > self.settings.fault_retries:
+                    return TerminationReason.WAITING
+                await asyncio.sleep(min(self.settings.fault_backoff * 2 ** (failures - 1), 300))
+                self.set_status("running")
+            if self.state.persona_turns_in_phase > self.settings.max_turns_per_phase:
+                self.set_status("waiting", f"the persona is stuck in phase {self.state.phase_index + 1}")
+                self.save()
+                return TerminationReason.WAITING
+        return TerminationReason.FINISHED
+
+    async def _finalise(self, reason: TerminationReason) -> None:
+        try:
+            if reason is TerminationReason.FINISHED:
+                self.adapter.snapshot_memory("end")
+                self.set_status("finished")
+            elif reason is TerminationReason.CRASHED:
+                self.set_status("crashed", self.state.reason or "engine error")
+            elif reason is TerminationReason.STOPPED:
+                self.set_status("idle", "stopped")
+            if reason in (TerminationReason.FINISHED, TerminationReason.CRASHED) and not self.state.reported:
+                from engine.report import append_report
+
+                append_report(self)
+                self.state.reported = True
+            self.emit(RunEnded(reason=reason.value, detail=self.state.reason))
+            if reason is not TerminationReason.STOPPED:
+                self.save()
+        finally:
+            try:
+                await asyncio.shield(self.adapter.close())
+            except Exception:
+                log.exception("adapter close failed")
+            self.transcript.close()
+
+    # ---- one step: a persona turn, or the tool calls left pending by a kill -----------------
+
+    async def _step(self) -> None:
+        pending = self._pending_tool_calls()
+        if pending:
+            await self._execute_tool_calls(pending)
+            return
+        self._maybe_compact()
+        system = self._system_prompt()
+        completion = await self.p.persona_model.complete([{"role": "system", "content": system}, *self.state.persona_messages], TOOL_SCHEMAS)
+        self.state.persona_turns_in_phase += 1
+        await self._handle_completion(completion)
+
+    async def _handle_completion(self, completion: Completion) -> None:
+        if self.settings.echo_guard:
+            why = hooks.imitates_agent(completion, self._recent_replies())
+            if why and self._echo_retries < 3:
+                self._echo_retries += 1
+                self.emit(HookFired(hook="echo_guard", detail=f"{why}; cycle discarded"))
+                return
+            if why:  # keep only the tool calls of a model that insists
+                completion = completion.model_copy(update={"content": None})
+        self._echo_retries = 0
+        if completion.reasoning:
+            self.emit(PersonaThinking(text=completion.reasoning))
+        if not completion.tool_calls:
+            content = (completion.content or "").strip()
+            if not content:
+                self._empty_completions += 1
+                self.emit(ErrorOccurred(message="the persona model returned an empty completion", where="persona model"))
+                if self._empty_completions >= 3:
+                    self._empty_completions = 0
+                    self._append({"role": "user", "content": "Continue with your phase: call a tool."})
+                    self.save()
+                return
+            self._empty_completions = 0
+            if self.settings.plain_text_guard:
+                self.emit(PersonaThinking(text=content))
+                self.emit(HookFired(hook="plain_text_guard", detail="plain text instead of send_message"))
+                self._append({"role": "assistant", "content": content})
+                self._append({"role": "user", "content": hooks.PLAIN_TEXT_ERROR})
+                self.save()
+                return
+            # without the guard, plain text goes to the agent as a message (a naive harness)
+            self._append({"role": "assistant", "content": content})
+            reply = await self._deliver(content)
+            self._append({"role": "user", "content": reply})
+            self.save()
+            return
+        self._empty_completions = 0
+        if completion.content and completion.content.strip():
+            self.emit(PersonaThinking(text=completion.content.strip()))
+        self._append(completion.as_message())
+        self.save()
+        await self._execute_tool_calls(self._pending_tool_calls())
+
+    def _pending_tool_calls(self) -> list[dict[str, Any]]:
+        """Tool calls of the last assistant message that have no result yet (after a kill, say)."""
+        messages = self.state.persona_messages
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            if message["role"] == "assistant":
+                answered = {m.get("tool_call_id") for m in messages[index + 1 :] if m["role"] == "tool"}
+                return [c for c in message.get("tool_calls") or [] if c["id"] not in answered]
+            if message["role"] == "user":
+                return []
+        return []
+
+    async def _execute_tool_calls(self, calls: list[dict[str, Any]]) -> None:
+        for call in calls:
+            name = call["function"]["name"]
+            args: dict[str, Any] = {}
+            error = False
+            self._phase_started_by_call = False
+            try:
+                args = parse_arguments(call["function"].get("arguments") or "")
+                result = await dispatch(self, name, args)
+            except ToolError as exc:
+                result, error = f"ERROR: {exc}", True
+            self.emit(ToolCalled(name=name, arguments=args, result=result, error=error))
+            self._append({"role": "tool", "tool_call_id": call["id"], "content": result})
+            if self._phase_started_by_call:
+                self._mark_phase_start_at_last_assistant()
+            self.save()
+
+    # ---- tools the run provides (ToolHost) ---------------------------------------------------
+
+    async def tool_send_message(self, text: str) -> str:
+        replies = await self._deliver(text)
+        return replies
+
+    async def tool_next_phase(self, force: bool = False) -> str:
+        phase = self.current_phase()
+        if not force:
+            problems = gate_problems(self.state, phase, self.bench.time_gate, self.clock.now())
+            if problems:
+                raise ToolError("cannot move on yet: " + "; ".join(problems))
+        if self.state.phase_index + 1 >= len(self.bench.phases):
+            self.state.finished = True
+            return FINISHED_TEXT
+        await self._start_phase(self.state.phase_index + 1)
+        self._phase_started_by_call = True
+        return self.state.phase_text
+
+    async def tool_log_evaluation(self, check_id: str, score: float, attempt: int, answer: str, comment: str) -> str:
+        check = self.bench.check(check_id)
+        if check is None:
+            raise ToolError(f"no check {check_id!r} in this benchmark")
+        if not 0 <= score <= 10:
+            raise ToolError("score must be between 0 and 10")
+        if attempt not in (1, 2):
+            raise ToolError("attempt must be 1 or 2")
+        effective = score * (0.5 if attempt == 2 else 1.0)
+        record = EvaluationRecord(
+            check_id=check_id, score=score, attempt=attempt, effective=effective, answer=answer,
+            comment=comment, phase_index=self.state.phase_index, transcript_n=self.state.transcript_events,
+        )
+        self.state.evaluations[check_id] = record
+        self.emit(EvaluationLogged(
+            check_id=check_id, score=score, attempt=attempt, effective=effective, question=check.question,
+            expected=check.answer, answer=answer, comment=comment, types=check.types, phase_index=self.state.phase_index,
+        ))
+        counted = f" (counted {effective:g} for a 2nd attempt)" if attempt == 2 else ""
+        return f"Logged {check_id}: {score:g}/10, attempt {attempt}{counted}."
+
+    async def tool_wait(self, until: str) -> str:
+        return await self.time.wait(until)
+
+    # ---- the agent ---------------------------------------------------------------------------
+
+    async def _deliver(self, text: str) -> str:
+        """Send one persona message and collect the agent's replies until it is idle or quiet."""
+        stamp = self.clock.now()
+        self.emit(MessageSent(text=text))
+        try:
+            await asyncio.wait_for(self.adapter.send_message(text), self.settings.agent_reply_timeout)
+        except TimeoutError:
+            raise AdapterError(f"the agent did not take the message within {self.settings.agent_reply_timeout:g} s") from None
+        replies: list[str] = []
+        started = last = monotonic()
+        while True:
+            new = await self.adapter.get_responses(self.state.agent_seq)
+            for message in new:
+                self.state.agent_seq = max(self.state.agent_seq, message.seq)
+                replies.append(message.text)
+                self.emit(AgentReplied(text=message.text, seq=message.seq))
+            if new:
+                last = self._last_agent_activity = monotonic()
+            status = await self.adapter.get_status()
+            if status is not None:
+                self._record_observations(status.observations)
+                if status.state == "sleeping" and (replies or monotonic() - last >= self.settings.agent_quiet_seconds):
+                    break
+            elif replies and monotonic() - last >= self.settings.agent_quiet_seconds:
+                break
+            if monotonic() - (last if replies else started) > self.settings.agent_reply_timeout:
+                if replies:
+                    break
+                raise AdapterError(f"no reply from the agent within {self.settings.agent_reply_timeout:g} s")
+            await asyncio.sleep(self.settings.agent_poll_seconds)
+        body = "\n\n".join(replies) if replies else "(no reply)"
+        when = f" (sent {stamp:%a %d %b %H:%M})" if self.bench.time_master else ""
+        return f"{REPLY_PREFIX}{when}\n\n{body}"
+
+    def _record_observations(self, observations: list[Any]) -> None:
+        for obs in observations:
+            if obs.kind != "compaction":
+                continue
+            self.state.agent_observations.append(AgentObservation(
+                phase_index=self.state.phase_index, tokens_before=obs.tokens_before,
+                tokens_after=obs.tokens_after, detail=obs.detail,
+            ))
+            self.emit(AgentCompacted(phase_index=self.state.phase_index, tokens_before=obs.tokens_before,
+                                     tokens_after=obs.tokens_after, detail=obs.detail))
+
+    async def new_session(self, by_operator: bool = False) -> None:
+        """The JS ``bench.newSession()`` and the operator's action."""
+        if self.settings.ignore_session_break and not by_operator:
+            self.emit(SessionSwitched(ignored=True))
+            return
+        self.adapter.snapshot_memory(f"before-session-phase-{self.state.phase_index + 1}")
+        await self.adapter.start_new_conversation()
+        self.emit(SessionSwitched(by_operator=by_operator))
+
+    async def _tell_agent_time(self) -> None:
+        if self.adapter.supports_virtual_time:
+            await self.adapter.set_virtual_time(self.clock.iso())
+
+    # ---- phases --------------------------------------------------------------------------------
+
+    def current_phase(self) -> Phase:
+        return self.bench.phases[min(self.state.phase_index, len(self.bench.phases) - 1)]
+
+    async def _start_phase(self, index: int) -> None:
+        phase = self.bench.phases[index]
+        self.state.phase_index = index
+        self.state.phases_started = max(self.state.phases_started, index + 1)
+        self.state.persona_turns_in_phase = 0
+        vars_: dict[str, Any] = {}
+        if phase.js:
+            try:
+                vars_ = await run_block(phase.js, _JsHost(self))
+            except JsBlockError as exc:
+                self.emit(ErrorOccurred(message=f"{phase.chapter}:{phase.js_line + exc.line}: {exc}", where="js"))
+        self.state.phase_vars = {k: v for k, v in vars_.items() if k in ("require_all_facts", "require_all_checks")}
+        self.state.phase_text = render_phase(phase, len(self.bench.phases), self.state.start_date, self.state.phase_vars)
+        self.emit(PhaseStarted(index=index, total=len(self.bench.phases), chapter=phase.chapter, title=phase.title, text=self.state.phase_text))
+
+    def _append(self, message: dict[str, Any], phase_start: bool = False) -> None:
+        if phase_start:
+            self.state.phase_starts.append(len(self.state.persona_messages))
+        self.state.persona_messages.append(message)
+
+    def _mark_phase_start_at_last_assistant(self) -> None:
+        messages = self.state.persona_messages
+        index = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
+        self.state.phase_starts.append(index)
+
+    def _recent_replies(self) -> list[str]:
+        replies: list[str] = []
+        for message in reversed(self.state.persona_messages[-12:]):
+            content = message.get("content") or ""
+            if message["role"] in ("tool", "user") and content.startswith(REPLY_PREFIX):
+                replies.append(content.split("\n\n", 1)[-1])
+        return replies
+
+    def _system_prompt(self) -> str:
+        from engine.benchmark.facts import render_sheet
+
+        return build_system_prompt(
+            self.bench.instructions, render_sheet(self.state.sheets["profile"]), sorted(self.state.sheets), self.bench.time_master
+        )
+
+    def _maybe_compact(self) -> None:
+        result = compact(
+            self._system_prompt(), self.state.persona_messages, self.state.phase_starts,
+            self.settings.compaction_max_tokens, self.settings.compaction_trim_to_tokens, self.notebook.render_loaded(),
+        )
+        if result is None:
+            return
+        self.state.persona_messages = result.messages
+        self.state.phase_starts = result.phase_starts
+        self.emit(PersonaCompacted(tokens_before=result.tokens_before, tokens_after=result.tokens_after, estimated=result.estimated))
+        self.save()
+
+    # ---- operator commands (applied between persona turns) -----------------------------------
+
+    def command(self, command: Command) -> None:
+        if isinstance(command, Resume):  # must work while the loop waits for it
+            self._resume(command)
+            return
+        self.commands.put_nowait(command)
+
+    def _resume(self, command: Resume) -> None:
+        if self.paused:
+            self.paused = False
+            self._resume_event.set()
+            self.emit(OperatorActed(action="resume"))
+
+    async def _wait_resumed(self) -> None:
+        self.set_status("paused", "paused by the operator")
+        self.save()
+        self._resume_event.clear()
+        while self.paused:
+            waiter = asyncio.ensure_future(self._resume_event.wait())
+            getter = asyncio.ensure_future(self.commands.get())
+            done, _ = await asyncio.wait({waiter, getter}, return_when=asyncio.FIRST_COMPLETED)
+            for task in (waiter, getter):
+                if task not in done:
+                    task.cancel()
+            if getter in done:
+                await self._apply(getter.result())
+        self.set_status("running")
+
+    async def _apply_commands(self) -> None:
+        while not self.commands.empty():
+            await self._apply(self.commands.get_nowait())
+
+    async def _apply(self, command: Command) -> None:
+        match command:
+            case Pause():
+                self.paused = True
+                self.emit(OperatorActed(action="pause"))
+            case Resume():
+                self._resume(command)
+            case NextPhase(force=force):
+                try:
+                    text = await self.tool_next_phase(force=force)
+                except ToolError as exc:
+                    self.emit(OperatorActed(action="next_phase", detail=f"refused: {exc}"))
+                    return
+                self.emit(OperatorActed(action="next_phase", detail="forced" if force else "gates passed"))
+                self._append({"role": "user", "content": f"[Operator: the scenario moves on.]\n\n{text}"}, phase_start=not self.state.finished)
+            case EditFact(sheet=sheet, fact_id=fact_id, text=text):
+                try:
+                    result = self.notebook.edit(sheet, fact_id, text)
+                except ToolError as exc:
+                    self.emit(OperatorActed(action="edit_fact", detail=f"refused: {exc}"))
+                    return
+                self.emit(OperatorActed(action="edit_fact", detail=result))
+                self._append({"role": "user", "content": f"[Platform note: your sheet changed. {result}]"})
+            case AddFact(sheet=sheet, category=category, text=text):
+                try:
+                    result = self.notebook.add(sheet, category, text)
+                except ToolError as exc:
+                    self.emit(OperatorActed(action="add_fact", detail=f"refused: {exc}"))
+                    return
+                self.emit(OperatorActed(action="add_fact", detail=result))
+                self._append({"role": "user", "content": f"[Platform note: your sheet changed. {result}]"})
+            case NewSession():
+                self.emit(OperatorActed(action="new_session"))
+                await self.new_session(by_operator=True)
+            case PersonaNote(text=text):
+                self.emit(OperatorActed(action="persona_note", detail=text))
+                self._append({"role": "user", "content": f"[A note for you from the operator: {text}]"})
+        self.save()
+
+
+class _JsHost:
+    def __init__(self, run: Run) -> None:
+        self.run = run
+
+    async def new_session(self) -> None:
+        await self.run.new_session()
+
+
+def clock_label(moment: datetime) -> str:
+    return f"{moment:%a %d %b %Y %H:%M}"

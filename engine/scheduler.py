@@ -1,0 +1,182 @@
+"""Many runs on one asyncio loop: start, resume, restart, stop, commands, and read models for front ends."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from engine.api import CheckView, Observer, RunView
+from engine.build import BuildError, build_run, load_run_benchmark
+from engine.clock import Clock
+from engine.commands import Command
+from engine.config import Config
+from engine.events import ErrorOccurred, Event
+from engine.phases import gate_problems
+from engine.run import Run, RunSettings, TerminationReason
+from engine.state import StateError, load_state
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Slot:
+    run: Run | None = None
+    task: asyncio.Task[TerminationReason] | None = None
+    error: str = ""  # why it could not be built
+
+
+class Scheduler:
+    """Implements ``engine.api.EngineApi``."""
+
+    def __init__(
+        self,
+        config: Config,
+        clock_factory: Callable[[], Clock] | None = None,
+        tune: Callable[[RunSettings], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.clock_factory = clock_factory
+        self.tune = tune
+        self.observers: list[Observer] = []
+        self.slots: dict[str, _Slot] = {run_id: _Slot() for run_id in config.runs}
+
+    # ---- EngineApi -----------------------------------------------------------------------------
+
+    def run_ids(self) -> list[str]:
+        return list(self.slots)
+
+    def add_observer(self, observer: Observer) -> None:
+        self.observers.append(observer)
+
+    def _notify(self, run_id: str, event: Event) -> None:
+        for observer in self.observers:
+            try:
+                observer.on_event(run_id, event)
+            except Exception:
+                log.exception("observer failed")
+
+    def running(self, run_id: str) -> bool:
+        task = self.slots[run_id].task
+        return task is not None and not task.done()
+
+    async def start(self, run_id: str) -> None:
+        """Start the run, or resume it from its state.json. A no-op while it runs."""
+        slot = self.slots[run_id]
+        if self.running(run_id):
+            return
+        try:
+            run = build_run(self.config, run_id, self.clock_factory, self.tune)
+        except (BuildError, StateError) as exc:
+            slot.error = str(exc)
+            self._notify(run_id, ErrorOccurred(message=str(exc), where="engine", fatal=True))
+            return
+        slot.error = ""
+        run.p.emit_hooks.append(self._notify)
+        slot.run = run
+        slot.task = asyncio.create_task(run.run(), name=f"run:{run_id}")
+
+    async def restart(self, run_id: str) -> None:
+        """Delete ``results/<id>`` and start from scratch."""
+        await self.stop(run_id)
+        shutil.rmtree(self.config.results_path() / run_id, ignore_errors=True)
+        self.slots[run_id] = _Slot()
+        await self.start(run_id)
+
+    def command(self, run_id: str, command: Command) -> None:
+        run = self.slots[run_id].run
+        if run is not None and self.running(run_id):
+            run.command(command)
+
+    async def stop(self, run_id: str) -> None:
+        task = self.slots[run_id].task
+        if task is not None and not task.done():
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+
+    async def stop_all(self) -> None:
+        await asyncio.gather(*(self.stop(run_id) for run_id in self.slots))
+
+    async def wait(self, run_ids: list[str] | None = None) -> dict[str, TerminationReason | str]:
+        """Wait for runs to end; a run that could not be built reports its error."""
+        results: dict[str, TerminationReason | str] = {}
+        for run_id in run_ids or list(self.slots):
+            slot = self.slots[run_id]
+            if slot.task is None:
+                results[run_id] = slot.error or "not started"
+                continue
+            try:
+                results[run_id] = await slot.task
+            except asyncio.CancelledError:
+                results[run_id] = TerminationReason.STOPPED
+        return results
+
+    async def reload(self, config: Config) -> None:
+        """Pick up an edited config.jsonc: new runs appear; running runs keep going on their config."""
+        self.config = config
+        for run_id in config.runs:
+            self.slots.setdefault(run_id, _Slot())
+        for run_id in list(self.slots):
+            if run_id not in config.runs and not self.running(run_id):
+                del self.slots[run_id]
+
+    # ---- read model ----------------------------------------------------------------------------
+
+    def view(self, run_id: str) -> RunView:
+        slot = self.slots[run_id]
+        run_cfg = self.config.runs.get(run_id)
+        base = RunView(run_id=run_id, benchmark=run_cfg.benchmark if run_cfg else "", agent=run_cfg.agent if run_cfg else "")
+        if slot.run is not None:
+            return run_view(slot.run, running=self.running(run_id))
+        if slot.error:
+            return base.model_copy(update={"status": "waiting", "reason": slot.error})
+        try:
+            state = load_state(self.config.results_path() / run_id / "state.json")
+        except StateError as exc:
+            return base.model_copy(update={"status": "crashed", "reason": str(exc)})
+        if state is None:
+            return base
+        try:
+            total = len(load_run_benchmark(self.config, run_id).phases)
+        except BuildError:
+            total = state.phases_started
+        evaluations = list(state.evaluations.values())
+        return base.model_copy(update={
+            "status": "finished" if state.finished else "idle",
+            "reason": "" if state.finished else "stopped; start to resume",
+            "phase_index": state.phase_index, "total_phases": total,
+            "evaluations": len(evaluations),
+            "average": sum(e.effective for e in evaluations) / len(evaluations) if evaluations else None,
+            "agent_compactions": len(state.agent_observations), "clock": state.clock_now,
+            "clock_jumps": state.clock_jumps,
+        })
+
+
+def run_view(run: Run, running: bool = True) -> RunView:
+    state, bench = run.state, run.bench
+    phase = run.current_phase()
+    evaluations = list(state.evaluations.values())
+    status = state.status if running else ("finished" if state.finished else state.status)
+    untold = {name: run.notebook.untold(name) for name in state.loaded_sheets if name in state.sheets}
+    return RunView(
+        run_id=run.run_id, benchmark=bench.name, agent=run.adapter.name,
+        status=status if status in ("idle", "running", "paused", "waiting", "finished", "crashed") else "idle",  # type: ignore[arg-type]
+        reason=state.reason, phase_index=state.phase_index, total_phases=len(bench.phases),
+        chapter=phase.chapter, phase_title=phase.title, phase_text=state.phase_text,
+        checks=[
+            CheckView(check=c, graded=c.id in state.evaluations,
+                      score=state.evaluations[c.id].effective if c.id in state.evaluations else None)
+            for c in phase.checks
+        ],
+        untold={k: v for k, v in untold.items() if v},
+        gates=[] if state.finished else gate_problems(state, phase, bench.time_gate, run.clock.now()),
+        evaluations=len(evaluations),
+        average=sum(e.effective for e in evaluations) / len(evaluations) if evaluations else None,
+        agent_compactions=len(state.agent_observations), clock=run.clock.iso(), clock_jumps=state.clock_jumps,
+        virtual_time=bench.time_master,
+    )

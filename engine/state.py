@@ -1,0 +1,109 @@
+"""``results/<run-id>/state.json``: the whole resumable state of a run, written atomically.
+
+It stays bounded as a run grows: the full history lives in ``transcript.jsonl``; here are only the
+persona's (compacted) context, the live sheets, the evaluations and cursors.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from engine.benchmark.model import Sheet
+from engine.models.base import Message
+
+STATE_VERSION = 1
+
+
+class EvaluationRecord(BaseModel):
+    check_id: str
+    score: float
+    attempt: int
+    effective: float
+    answer: str = ""
+    comment: str = ""
+    phase_index: int = 0
+    transcript_n: int = 0  # the event number of the evaluation in the transcript
+
+
+class AgentObservation(BaseModel):
+    phase_index: int
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    detail: str = ""
+
+
+class RunState(BaseModel):
+    version: int = STATE_VERSION
+    run_id: str
+    benchmark: str
+    agent: str
+    start_date: date  # fixes {{TODAY}} and friends for the whole run, resumes included
+    clock_offset: float = 0.0
+    clock_now: str = ""  # virtual time at the last save: a resumed virtual-time run continues from it
+    clock_jumps: int = 0
+    status: str = "idle"
+    reason: str = ""
+    finished: bool = False
+
+    phase_index: int = 0  # the current phase (0-based); -1 before the first phase started
+    phases_started: int = 0
+    phase_vars: dict[str, Any] = Field(default_factory=dict)
+    phase_text: str = ""  # the current phase as the persona saw it
+
+    persona_messages: list[Message] = Field(default_factory=list)  # the context after the system prompt
+    phase_starts: list[int] = Field(default_factory=list)  # indexes in persona_messages where phases begin
+    persona_turns_in_phase: int = 0
+
+    sheets: dict[str, Sheet] = Field(default_factory=dict)  # live copies
+    loaded_sheets: list[str] = Field(default_factory=list)
+    told: dict[str, list[str]] = Field(default_factory=dict)
+
+    evaluations: dict[str, EvaluationRecord] = Field(default_factory=dict)  # latest per check id
+    agent_observations: list[AgentObservation] = Field(default_factory=list)
+    agent_seq: int = 0
+    adapter_state: dict[str, Any] = Field(default_factory=dict)
+    inflight_message: str | None = None  # a persona message being delivered when the state was saved
+
+    usage: dict[str, Any] = Field(default_factory=dict)
+    run_seconds: float = 0.0  # real time spent running, over all sessions
+    transcript_bytes: int = 0  # the transcript's committed length (later bytes are rolled back on resume)
+    transcript_events: int = 0
+    reported: bool = False
+
+
+class StateError(Exception):
+    pass
+
+
+def atomic_write(path: Path, data: str) -> None:
+    """Temp file in the same folder, fsync, rename: a reader sees the old or the new file, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_state(path: Path, state: RunState) -> None:
+    atomic_write(path, state.model_dump_json())
+
+
+def load_state(path: Path) -> RunState | None:
+    if not path.exists():
+        return None
+    try:
+        return RunState.model_validate_json(path.read_text(encoding="utf-8"))
+    except (ValidationError, ValueError) as exc:
+        raise StateError(f"{path}: unreadable run state ({str(exc).splitlines()[0]}); delete the folder to restart") from None

@@ -1,0 +1,59 @@
+"""The persona's ``wait`` and the Time Master (SPEC §7).
+
+When the persona sleeps and the agent is idle for at least ``min_sleep_to_skip`` seconds, the clock is
+wound to ``pre_wake_delay`` before the wake-up; the agent is told the new time first. Never while the
+agent is thinking.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from engine.clock import monotonic
+from engine.events import ClockJumped
+from engine.persona.notebook import ToolError
+from engine.phases import parse_wait_target
+
+if TYPE_CHECKING:
+    from engine.run import Run
+
+
+class TimeMaster:
+    def __init__(self, run: Run) -> None:
+        self.run = run
+
+    async def agent_idle(self) -> bool:
+        run = self.run
+        status = await run.adapter.get_status()
+        if status is not None:
+            run._record_observations(status.observations)
+            return status.state == "sleeping"
+        return monotonic() - run._last_agent_activity >= run.settings.time_master_poll
+
+    def can_jump(self) -> bool:
+        return self.run.bench.time_master and self.run.adapter.supports_virtual_time
+
+    async def wait(self, until: str) -> str:
+        run = self.run
+        if not run.bench.time_master:
+            raise ToolError("wait is only available in virtual-time scenarios; this one runs in real time")
+        clock, settings = run.clock, run.settings
+        try:
+            target = parse_wait_target(until, clock.now())
+        except ValueError as exc:
+            raise ToolError(str(exc)) from None
+        while clock.now() < target:
+            remaining = (target - clock.now()).total_seconds()
+            if self.can_jump() and remaining >= settings.time_master_min_sleep and await self.agent_idle():
+                moment = target - timedelta(seconds=settings.time_master_pre_wake)
+                before = clock.now()
+                if moment > before:
+                    await run.adapter.set_virtual_time(moment.isoformat(timespec="seconds"))
+                    clock.jump_to(moment)
+                    run.state.clock_jumps += 1
+                    run.emit(ClockJumped(from_time=before.isoformat(timespec="seconds"), to_time=clock.iso()))
+                    run.save()
+                    continue
+            await clock.sleep(min(settings.time_master_poll, max(remaining, 0.0)))
+        return f"You woke up. It is now {clock.now():%A %d %B %Y, %H:%M}."

@@ -1,0 +1,99 @@
+"""The ``mmb-tui`` command line: the app (no arguments), run, validate, report, serve-scripted."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from pathlib import Path
+
+from engine.config import Config, ConfigError, load_config
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mmb-tui", description="MarathonMemBench: long-term-memory benchmarks for chat agents")
+    parser.add_argument("--config", default="config.jsonc", help="path to config.jsonc (default: ./config.jsonc)")
+    sub = parser.add_subparsers(dest="command")
+    run = sub.add_parser("run", help="run or resume runs of config.jsonc")
+    run.add_argument("runs", nargs="+", metavar="RUN-ID")
+    run.add_argument("--headless", action="store_true", help="no UI: print events and a progress line")
+    run.add_argument("--config", default=argparse.SUPPRESS)
+    validate = sub.add_parser("validate", help="check benchmarks without running them")
+    validate.add_argument("benchmarks", nargs="*", metavar="BENCH", help="benchmark folders (default: all)")
+    validate.add_argument("--config", default=argparse.SUPPRESS)
+    report = sub.add_parser("report", help="reprint results/report.md entries")
+    report.add_argument("run", nargs="?", metavar="RUN-ID")
+    report.add_argument("--config", default=argparse.SUPPRESS)
+    serve = sub.add_parser("serve-scripted", help="serve the scripted models as an OpenAI-compatible endpoint")
+    serve.add_argument("--port", type=int, default=8765)
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--config", default=argparse.SUPPRESS)
+    return parser
+
+
+def _config(path: str) -> Config:
+    return load_config(Path(path))
+
+
+def _log_to_file(config: Config) -> None:
+    results = config.results_path()
+    results.mkdir(parents=True, exist_ok=True)
+    logging.basicConfig(filename=results / "mmb-tui.log", level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "validate":
+            from engine.benchmark.validate import main_validate
+
+            paths = [Path(p) for p in args.benchmarks]
+            if not paths:
+                config = _config(args.config) if Path(args.config).exists() else None
+                root = config.base_dir / config.benchmarks_dir if config else Path("benchmarks")
+                paths = sorted(p for p in root.iterdir() if (p / "benchmark.json").exists())
+            return main_validate(paths)
+        if args.command == "serve-scripted":
+            from engine.models.server import main_serve
+
+            return main_serve(args.port, args.host, args.config if Path(args.config).exists() else None)
+        config = _config(args.config)
+        if args.command == "report":
+            from engine.report import read_entries
+
+            entries = read_entries(config.results_path(), args.run)
+            if not entries:
+                print(f"no report entries{' for ' + args.run if args.run else ''} in {config.results_path() / 'report.md'}")
+                return 1
+            print("\n".join(e.text() for e in entries), end="")
+            return 0
+        if args.command == "run":
+            unknown = [r for r in args.runs if r not in config.runs]
+            if unknown:
+                print(f"{args.config}: runs.{unknown[0]}: no such run (have: {', '.join(config.runs)})", file=sys.stderr)
+                return 2
+            _log_to_file(config)
+            if args.headless:
+                from mmb_tui.headless import run_headless
+
+                return asyncio.run(run_headless(config, args.runs))
+            return _run_app(config, Path(args.config), start=args.runs)
+        _log_to_file(config)
+        return _run_app(config, Path(args.config), start=[])
+    except ConfigError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+
+
+def _run_app(config: Config, config_path: Path, start: list[str]) -> int:
+    from engine.scheduler import Scheduler
+    from mmb_tui.app import make_app
+
+    app = make_app(Scheduler(config), config_path, start=start)  # type: ignore[call-arg]
+    app.run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
