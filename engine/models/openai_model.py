@@ -1,0 +1,188 @@
+"""The one wrapper around the ``openai`` SDK: any OpenAI-compatible endpoint as a ChatModel.
+
+The SDK's own retries are off (``max_retries=0``); this wrapper retries 429 (honouring ``Retry-After``),
+5xx, timeouts and connection errors with exponential backoff and jitter, then raises a one-line ModelError.
+Keys are only ever read from the environment variable the spec names and never appear in messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import os
+import random
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import openai
+
+from engine.config import ModelSpec
+from engine.models.base import Completion, Message, ModelError, Role, ToolCall, ToolSchema, Usage
+from engine.models.tokens import count_text, count_tokens
+from engine.models.usage import UsageMeter
+
+BACKOFF_BASE = 1.0  # seconds before the first retry
+BACKOFF_CAP = 30.0  # longest backoff between two attempts
+RETRY_AFTER_CAP = 60.0  # longest Retry-After we honour
+DUMMY_KEY = "unused"  # local servers without authentication
+_REASON_MAX = 200
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class _Retryable(Exception):
+    """A failed attempt worth another try; ``delay`` is the server's Retry-After, if any."""
+
+    def __init__(self, reason: str, delay: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.delay = delay
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """Seconds from ``retry-after-ms`` / ``Retry-After`` (seconds or an HTTP date), capped; None if absent."""
+    if headers is None:
+        return None
+    try:
+        if headers.get("retry-after-ms"):
+            return min(RETRY_AFTER_CAP, max(0.0, float(headers["retry-after-ms"]) / 1000))
+        value = headers.get("retry-after")
+        if not value:
+            return None
+        try:
+            seconds = float(value)
+        except ValueError:
+            seconds = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
+        return min(RETRY_AFTER_CAP, max(0.0, seconds))
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+class OpenAIModel:
+    """A ChatModel over ``openai.AsyncOpenAI`` with its own retry loop and usage accounting."""
+
+    def __init__(
+        self,
+        name: str,
+        spec: ModelSpec,
+        api_key: str,
+        role: Role,
+        meter: UsageMeter | None = None,
+        *,
+        sleep: Sleep = asyncio.sleep,
+        jitter: Callable[[], float] = random.random,
+    ) -> None:
+        self.name = name
+        self.spec = spec
+        self.role = role
+        self.meter = meter
+        self._api_key = api_key
+        self._sleep = sleep
+        self._jitter = jitter
+        self._client = openai.AsyncOpenAI(
+            base_url=spec.base_url, api_key=api_key, max_retries=0, timeout=spec.timeout
+        )
+
+    async def aclose(self) -> None:
+        """Close the HTTP client."""
+        await self._client.close()
+
+    async def complete(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> Completion:
+        """One completion, retried on transient failures; ModelError once the retries are spent."""
+        attempts = self.spec.max_retries + 1
+        for attempt in range(1, attempts + 1):
+            try:
+                completion = await self._attempt(messages, tools)
+            except _Retryable as exc:
+                if attempt == attempts:
+                    raise ModelError(
+                        f"model {self.name!r}: {exc.reason} (after {attempts} attempts)"
+                    ) from None
+                await self._sleep(exc.delay if exc.delay is not None else self._backoff(attempt))
+                continue
+            if self.meter is not None:
+                self.meter.add(self.role, completion.usage)
+            return completion
+        raise AssertionError("unreachable")
+
+    def _backoff(self, attempt: int) -> float:
+        delay = min(BACKOFF_CAP, BACKOFF_BASE * 2 ** (attempt - 1))
+        return delay * (1 + 0.25 * self._jitter())
+
+    def _reason(self, text: str) -> str:
+        line = " ".join(str(text).split())
+        if len(self._api_key) >= 4:
+            line = line.replace(self._api_key, "***")
+        return line if len(line) <= _REASON_MAX else line[: _REASON_MAX - 1] + "…"
+
+    def _request(self, messages: list[Message], tools: list[ToolSchema] | None) -> dict[str, Any]:
+        request: dict[str, Any] = {"model": self.spec.model, "messages": messages}
+        if tools:
+            request["tools"] = tools
+        if self.spec.temperature is not None:
+            request["temperature"] = self.spec.temperature
+        if self.spec.max_tokens is not None:
+            request["max_tokens"] = self.spec.max_tokens
+        return request
+
+    async def _attempt(self, messages: list[Message], tools: list[ToolSchema] | None) -> Completion:
+        try:
+            response = await self._client.chat.completions.create(**self._request(messages, tools))
+        except openai.APITimeoutError:
+            raise _Retryable(f"timed out after {self.spec.timeout:g}s") from None
+        except openai.APIConnectionError as exc:
+            cause = exc.__cause__ or exc
+            raise _Retryable(self._reason(f"cannot reach {self.spec.base_url}: {cause}")) from None
+        except openai.APIStatusError as exc:
+            reason = self._reason(f"HTTP {exc.status_code}: {exc.message}")
+            if exc.status_code in (408, 429) or exc.status_code >= 500:
+                raise _Retryable(reason, retry_after_seconds(exc.response.headers)) from None
+            if exc.status_code in (401, 403) and self.spec.api_key_env:
+                reason += f" (check {self.spec.api_key_env})"
+            raise ModelError(f"model {self.name!r}: {reason}") from None
+        except openai.APIResponseValidationError as exc:
+            raise _Retryable(self._reason(f"malformed response: {exc.message}")) from None
+        return self._parse(response, messages)
+
+    def _parse(self, response: Any, messages: list[Message]) -> Completion:
+        choices = getattr(response, "choices", None)
+        if not choices:
+            raise _Retryable("the response has no choices")
+        message = choices[0].message
+        extra = message.model_extra or {}
+        reasoning = extra.get("reasoning_content") or extra.get("reasoning")
+        tool_calls = [
+            ToolCall(id=call.id, name=call.function.name, arguments=call.function.arguments or "")
+            for call in message.tool_calls or []
+            if getattr(call, "function", None) is not None
+        ]
+        content = message.content
+        usage = response.usage
+        if usage is not None:
+            counted = Usage(
+                prompt_tokens=usage.prompt_tokens or 0, completion_tokens=usage.completion_tokens or 0
+            )
+        else:  # some servers omit usage: estimate it
+            spent = count_text(content) + sum(count_text(c.arguments) for c in tool_calls)
+            counted = Usage(prompt_tokens=count_tokens(messages), completion_tokens=spent)
+        return Completion(
+            content=content,
+            reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
+            tool_calls=tool_calls,
+            usage=counted,
+        )
+
+
+def make_openai_model(
+    name: str, spec: ModelSpec, role: Role, meter: UsageMeter | None = None, *, sleep: Sleep = asyncio.sleep
+) -> OpenAIModel:
+    """An OpenAIModel with its key from ``os.environ[spec.api_key_env]`` (a dummy key when none is named)."""
+    env = spec.api_key_env
+    if env is None:
+        api_key = DUMMY_KEY
+    else:
+        api_key = os.environ.get(env, "")
+        if not api_key:
+            raise ModelError(f"model {name!r}: environment variable {env} is not set")
+    return OpenAIModel(name, spec, api_key, role, meter, sleep=sleep)
