@@ -1,0 +1,45 @@
+"""Helpers for whole-run engine tests: configs in a temp folder, playing a run to its end."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from engine.build import build_run
+from engine.config import Config, parse_config
+from engine.events import Event
+from engine.run import Run, RunSettings
+from engine.transcript import read_events
+
+ROOT = Path(__file__).resolve().parent.parent
+TEST_BENCHMARKS = ROOT / "tests" / "benchmarks"
+
+
+def make_config(tmp_path: Path, runs: dict[str, dict[str, Any]], benchmarks: Path = TEST_BENCHMARKS, **extra: Any) -> Config:
+    raw: dict[str, Any] = {"persona": {"model": "scripted/persona"}, "runs": runs, "benchmarks_dir": str(benchmarks), "results_dir": str(tmp_path / "results")}
+    raw.update(extra)
+    (tmp_path / "config.jsonc").write_text(json.dumps(raw, indent=2))
+    return parse_config(json.dumps(raw), str(tmp_path / "config.jsonc"), tmp_path)
+
+
+def fast(settings: RunSettings) -> None:
+    """Short waits for tests."""
+    settings.fault_backoff = 0.01
+    settings.agent_quiet_seconds = 0.05
+    settings.agent_poll_seconds = 0.001
+
+
+async def play(config: Config, run_id: str, tune: Callable[[RunSettings], None] | None = fast, **kwargs: Any) -> Run:
+    run = build_run(config, run_id, tune=tune, **kwargs)
+    await run.run()
+    return run
+
+
+def events(config: Config, run_id: str) -> list[Event]:
+    return list(read_events(config.results_path() / run_id / "transcript.jsonl"))
+
+
+def kinds(evts: list[Event], kind: str) -> list[Any]:
+    return [e for e in evts if e.kind == kind]

@@ -1,0 +1,64 @@
+"""A scripted in-process test agent with a context that a new session clears and a long-term memory.
+
+Named in test configs as ``fixture_agents:ForgetfulAgent`` (an outside adapter, ``package.module:Class``).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from adapters.base import AdapterContext, AgentAdapter, AgentMessage, AgentStatus, Observation
+from engine.models.base import Message
+from engine.models.scripted_recall import answer
+
+SEARCH_WORDS = ("search", "look back", "check your notes")
+
+
+class ForgetfulAgent(AgentAdapter):
+    """Answers from its context by lexical recall; on a search request, from its whole memory.
+
+    ``start_new_conversation`` clears the context (memory stays); every ``compact_every`` messages it
+    reports a compaction observation.
+    """
+
+    name: ClassVar[str] = "forgetful"
+    supports_new_conversation: ClassVar[bool] = True
+
+    def __init__(self, ctx: AdapterContext) -> None:
+        super().__init__(ctx)
+        self.compact_every = int(ctx.options.pop("compact_every", 0))
+        if ctx.options:
+            raise ValueError(f"unknown key {sorted(ctx.options)[0]!r} for agent forgetful")
+        self.context: list[Message] = []
+        self.memory: list[Message] = []
+        self.replies: list[AgentMessage] = []
+        self.sessions = 0
+        self.pending: list[Observation] = []
+        self.received = 0
+
+    async def create_session(self, name: str) -> None:
+        self.sessions += 1
+
+    async def send_message(self, text: str) -> None:
+        self.received += 1
+        user: Message = {"role": "user", "content": text}
+        searching = any(word in text.lower() for word in SEARCH_WORDS)
+        reply = answer([*(self.memory if searching else self.context), user])
+        self.context += [user, {"role": "assistant", "content": reply}]
+        self.memory.append(user)
+        self.replies.append(AgentMessage(seq=len(self.replies) + 1, text=reply, time=self.ctx.clock.iso()))
+        if self.compact_every and self.received % self.compact_every == 0:
+            self.pending.append(Observation(tokens_before=1000 * self.received, tokens_after=200, detail="test compaction"))
+
+    async def get_responses(self, after_seq: int) -> list[AgentMessage]:
+        return [m for m in self.replies if m.seq > after_seq]
+
+    async def destroy_session(self) -> None:
+        self.context, self.memory = [], []
+
+    async def start_new_conversation(self) -> None:
+        self.context = []
+
+    async def get_status(self) -> AgentStatus:
+        observations, self.pending = self.pending, []
+        return AgentStatus(state="sleeping", observations=observations)

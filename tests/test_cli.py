@@ -1,0 +1,73 @@
+"""The command line: the demo headless, validation, reports, config errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine.config import ConfigError, parse_config
+from mmb_tui.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _demo_config(tmp_path: Path) -> Path:
+    text = (ROOT / "config.jsonc").read_text()
+    (tmp_path / "config.jsonc").write_text(text)
+    shutil.copytree(ROOT / "benchmarks" / "demo", tmp_path / "benchmarks" / "demo")
+    return tmp_path / "config.jsonc"
+
+
+def test_demo_runs_headless_offline_with_full_coverage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = _demo_config(tmp_path)
+    assert main(["--config", str(config), "run", "demo", "--headless"]) == 0
+    out = capsys.readouterr().out
+    for marker in ("⚙️", "🔧", "👤", "🤖", "progress: phase"):
+        assert marker in out
+    report = (tmp_path / "results" / "report.md").read_text()
+    assert "demo: demo @ chatbot" in report
+    assert "Check coverage: 6/6" in report
+    assert main(["--config", str(config), "report", "demo"]) == 0
+    assert "Check coverage: 6/6" in capsys.readouterr().out
+
+
+def test_unknown_run_and_bad_config_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = _demo_config(tmp_path)
+    assert main(["--config", str(config), "run", "nope", "--headless"]) == 2
+    assert "runs.nope" in capsys.readouterr().err
+    config.write_text('{"runs": {"x": {"agent": "chatbot"}}}')
+    assert main(["--config", str(config), "report"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "runs.x.benchmark" in err and "config.jsonc" in err
+
+
+@pytest.mark.parametrize(
+    ("raw", "fragment"),
+    [
+        ('{"persona": {"modle": "x"}}', "persona.modle"),
+        ('{"compaction": {"max_tokens": 10, "trim_to_tokens": 20}}', "compaction"),
+        ('{"models": {"m": {"base_url": "http://x"}}}', "models.m.model"),
+        ('{"runs": {"r": {"benchmark": 3, "agent": "chatbot"}}}', "runs.r.benchmark"),
+        ("{runs: ", "not valid JSONC"),
+        ('{"hooks": {"echo_guard": "maybe"}}', "hooks.echo_guard"),
+    ],
+)
+def test_config_errors_name_the_key(raw: str, fragment: str) -> None:
+    with pytest.raises(ConfigError, match=fragment.replace(".", r"\.")):
+        parse_config(raw, "config.jsonc")
+
+
+def test_config_accepts_comments_and_trailing_commas() -> None:
+    config = parse_config('{\n // c\n "runs": {"a": {"benchmark": "demo", "agent": "chatbot", "model": "m",},},\n}')
+    assert config.runs["a"].adapter_options() == {"model": "m"}
+    assert json.loads(config.model_dump_json())["runs"]["a"]["benchmark"] == "demo"
+
+
+def test_validate_shipped_benchmarks(capsys: pytest.CaptureFixture[str]) -> None:
+    paths = [str(p) for p in sorted((ROOT / "benchmarks").iterdir()) if (p / "benchmark.json").exists()]
+    code = main(["validate", *paths])
+    out = capsys.readouterr().out
+    assert code == 0, out

@@ -1,0 +1,80 @@
+"""Operator commands at engine level: applied between persona turns and recorded in the transcript."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from engine.build import build_run
+from engine.commands import AddFact, EditFact, NewSession, NextPhase, Pause, PersonaNote, Resume
+from engine.run import TerminationReason
+from engine.scheduler import Scheduler
+from engine_helpers import events, fast, kinds, make_config
+from tests_support import FORGETFUL
+
+
+async def _until(predicate, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.005)
+
+
+async def test_every_operator_command_is_applied_and_recorded(tmp_path: Path) -> None:
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL}})
+    run = build_run(config, "r", tune=fast)
+    run.command(Pause())
+    task = asyncio.create_task(run.run())
+    await _until(lambda: run.state.status == "paused")
+    turns = run.state.persona_turns_in_phase
+    run.command(EditFact(sheet="pets", fact_id="1.3", text="Rex's vet is Dr Morgan on Cathedral Road"))
+    run.command(AddFact(sheet="profile", category=1, text="Works night shifts at the Heath hospital"))
+    run.command(PersonaNote(text="You are looping; tell the remaining facts."))
+    run.command(NewSession())
+    run.command(NextPhase(force=False))  # refused: the gate wants every pets fact told
+    await _until(lambda: len(kinds(events(config, "r"), "operator")) >= 6)
+    assert run.state.persona_turns_in_phase == turns  # nothing ran while paused
+    assert run.state.sheets["pets"].find("1.3").text.endswith("Cathedral Road")  # type: ignore[union-attr]
+    assert run.state.sheets["profile"].find("1.3") is not None
+    notes = [m["content"] for m in run.state.persona_messages if m["role"] == "user"]
+    assert any("You are looping" in n for n in notes) and any("Dr Morgan" in n for n in notes)
+    assert run.adapter.context == []  # type: ignore[attr-defined]
+    run.command(NextPhase(force=True))
+    await _until(lambda: run.state.phase_index == 1)
+    run.command(Resume())
+    assert await task is TerminationReason.FINISHED
+    actions = [(e.action, e.detail) for e in kinds(events(config, "r"), "operator")]
+    names = [a for a, _ in actions]
+    assert names[:6] == ["pause", "edit_fact", "add_fact", "persona_note", "new_session", "next_phase"]
+    assert "refused" in actions[5][1]
+    assert ("next_phase", "forced") in actions and names[-1] == "resume"
+    assert any(e.by_operator for e in kinds(events(config, "r"), "session_switched"))
+
+
+async def test_scheduler_runs_several_runs_on_one_loop(tmp_path: Path) -> None:
+    runs = {f"r{i}": {"benchmark": "full", "agent": FORGETFUL} for i in range(4)}
+    runs["c"] = {"benchmark": "full", "agent": "chatbot"}
+    config = make_config(tmp_path, runs)
+    scheduler = Scheduler(config, tune=fast)
+    seen: list[str] = []
+    scheduler.add_observer(type("Obs", (), {"on_event": lambda self, run_id, event: seen.append(run_id)})())
+    for run_id in runs:
+        await scheduler.start(run_id)
+    results = await scheduler.wait()
+    assert set(results.values()) == {TerminationReason.FINISHED}
+    assert set(seen) == set(runs)
+    view = scheduler.view("r2")
+    assert view.status == "finished" and view.evaluations == 5 and view.total_phases == 3
+    report = (config.results_path() / "report.md").read_text()
+    assert report.count("## ") == 5
+
+
+async def test_restart_from_scratch_and_view_of_a_stopped_run(tmp_path: Path) -> None:
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL}})
+    scheduler = Scheduler(config, tune=fast)
+    await scheduler.start("r")
+    await scheduler.wait(["r"])
+    assert Scheduler(config).view("r").status == "finished"
+    await scheduler.restart("r")
+    await scheduler.wait(["r"])
+    assert len(kinds(events(config, "r"), "run_started")) == 1  # a fresh transcript
+    assert (config.results_path() / "report.md").read_text().count("## ") == 2

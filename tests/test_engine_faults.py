@@ -1,0 +1,91 @@
+"""Injected persona-model misbehaviour and transport faults: hooks fire, the run recovers or waits."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from engine.models.server import start_server
+from engine.run import TerminationReason
+from engine_helpers import events, kinds, make_config, play
+from tests_support import FORGETFUL
+
+
+@pytest.fixture
+async def server_port() -> AsyncIterator[int]:
+    runner, port = await start_server("127.0.0.1", 0, hang_seconds=30)
+    yield port
+    await runner.cleanup()
+
+
+async def test_hooks_fire_on_injected_misbehaviour_and_the_run_recovers(tmp_path: Path) -> None:
+    persona = "scripted/persona?faults=3:plain_text,6:echo,9:bad_args,12:empty,13:empty,14:empty"
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL, "persona": persona}})
+    run = await play(config, "r")
+    assert run.termination is TerminationReason.FINISHED
+    evts = events(config, "r")
+    hooks = [e.hook for e in kinds(evts, "hook_fired")]
+    assert "plain_text_guard" in hooks and "echo_guard" in hooks
+    assert any(e.error and "not valid JSON" in e.result for e in kinds(evts, "tool_called"))
+    assert any("empty completion" in e.message for e in kinds(evts, "error"))
+    # the plain text never reached the agent; the echo cycle was discarded
+    assert run.adapter.received == len(kinds(evts, "message_sent"))  # type: ignore[attr-defined]
+    assert len(run.state.evaluations) == 5
+
+
+async def test_hooks_off_plain_text_goes_to_the_agent(tmp_path: Path) -> None:
+    persona = "scripted/persona?faults=3:plain_text"
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL, "persona": persona}},
+                         hooks={"plain_text_guard": False, "echo_guard": False})
+    run = await play(config, "r")
+    assert not kinds(events(config, "r"), "hook_fired")
+    assert run.termination is TerminationReason.FINISHED
+
+
+async def test_recovery_from_every_transport_fault(tmp_path: Path, server_port: int) -> None:
+    models = {"p": {"base_url": f"http://127.0.0.1:{server_port}/v1",
+                    "model": "scripted/persona?faults=2:429,4:500,6:hang,8:bad_args,10:empty,12:plain_text,14:echo",
+                    "timeout": 1.5, "max_retries": 3}}
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL, "persona": "p"}}, models=models)
+    run = await play(config, "r")
+    assert run.termination is TerminationReason.FINISHED
+    assert len(run.state.evaluations) == 5
+    assert run.p.meter.get("persona").calls > 10
+
+
+async def test_a_dead_model_puts_the_run_in_waiting_without_losing_anything(tmp_path: Path) -> None:
+    models = {"p": {"base_url": "http://127.0.0.1:9/v1", "model": "x", "timeout": 0.5, "max_retries": 0}}
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL, "persona": "p"}}, models=models)
+    run = await play(config, "r")
+    assert run.termination is TerminationReason.WAITING
+    assert run.state.status == "waiting" and "persona model" in run.state.reason
+    assert not (config.results_path() / "report.md").exists()  # not ended: resumable
+    assert (config.results_path() / "r" / "state.json").exists()
+    assert run.state.phases_started == 1
+
+
+async def test_api_keys_never_reach_results(tmp_path: Path, server_port: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-test-SECRET-5f1e2d3c4b5a69788796"
+    monkeypatch.setenv("MMB_TEST_KEY", secret)
+    endpoint = {"base_url": f"http://127.0.0.1:{server_port}/v1", "api_key_env": "MMB_TEST_KEY"}
+    models = {"p": {**endpoint, "model": "scripted/persona?faults=2:429"}, "a": {**endpoint, "model": "scripted/recall"}}
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": "chatbot", "model": "a", "persona": "p"}}, models=models)
+    run = await play(config, "r")
+    assert run.termination is TerminationReason.FINISHED
+    files = [p for p in config.results_path().rglob("*") if p.is_file()]
+    assert any(p.name == "transcript.jsonl" for p in files) and any(p.name == "state.json" for p in files)
+    for path in files:
+        assert secret not in path.read_text(errors="replace"), path
+
+
+async def test_missing_key_is_a_clear_one_line_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine.build import BuildError, build_run
+
+    monkeypatch.delenv("MMB_ABSENT_KEY", raising=False)
+    models = {"p": {"base_url": "http://127.0.0.1:9/v1", "model": "x", "api_key_env": "MMB_ABSENT_KEY"}}
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL, "persona": "p"}}, models=models)
+    with pytest.raises(BuildError, match="MMB_ABSENT_KEY is not set") as info:
+        build_run(config, "r")
+    assert "\n" not in str(info.value)

@@ -1,0 +1,3 @@
+"""Shared constants for tests."""
+
+FORGETFUL = "fixture_agents:ForgetfulAgent"
