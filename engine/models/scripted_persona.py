@@ -57,7 +57,7 @@ def _plan(phase_text: str, sheets: set[str]) -> list[Action]:
         anchor = _ANCHOR.match(line)
         if anchor:
             actions.append(Action("wait", {"until": anchor.group("time")}))
-            line = anchor.group("rest").strip()
+            line = anchor.group("rest").strip().lstrip("—–-").strip()
         check = _CHECK.search(line)
         if check:
             actions.append(Action("check", {"id": check.group("id"), "q": check.group("q").strip(), "a": check.group("a").strip()}))
@@ -75,7 +75,7 @@ def _plan(phase_text: str, sheets: set[str]) -> list[Action]:
             continue
         if _SAY.match(line) or anchor:
             text = _SAY.sub("", line, count=1).strip()
-            if text:
+            if text and not text.endswith(":"):  # "ask about it:" introduces the lines below
                 actions.append(Action("say", {"text": text[0].upper() + text[1:]}))
     return actions
 
