@@ -41,13 +41,14 @@ from engine.events import (
     ToolCalled,
 )
 from engine.models.base import ChatModel, Completion, ModelError
+from engine.models.tokens import warm_up
 from engine.models.usage import UsageMeter
 from engine.persona import hooks
 from engine.persona.context import build_system_prompt, compact
 from engine.persona.notebook import Notebook, ToolError
 from engine.persona.tools import TOOL_SCHEMAS, dispatch, parse_arguments
 from engine.phases import FINISHED_TEXT, gate_problems, render_phase
-from engine.state import AgentObservation, EvaluationRecord, RunState, save_state
+from engine.state import AgentObservation, EvaluationRecord, RunState, StateWriter
 from engine.timemaster import TimeMaster
 from engine.transcript import Transcript
 
@@ -126,6 +127,7 @@ class Run:
         self.settings = parts.settings
         self.notebook = Notebook(self.state)
         self.transcript = Transcript(parts.run_dir / "transcript.jsonl")
+        self.writer = StateWriter(parts.run_dir / "state.json")
         self.time = TimeMaster(self)
         self.commands: asyncio.Queue[Command] = asyncio.Queue()
         self.paused = False
@@ -159,7 +161,7 @@ class Run:
         self.state.adapter_state = self.adapter.export_state()
         self.state.usage = self.p.meter.as_dict()
         self.state.transcript_bytes = self.transcript.size
-        save_state(self.p.run_dir / "state.json", self.state)
+        self.writer.save(self.state)
 
     def set_status(self, status: str, reason: str = "") -> None:
         if (self.state.status, self.state.reason) != (status, reason):
@@ -186,6 +188,7 @@ class Run:
         return reason
 
     async def _initialise(self) -> None:
+        self._warm = asyncio.ensure_future(asyncio.to_thread(warm_up))  # the tokenizer loads meanwhile
         self.transcript.rollback(self.state.transcript_bytes)
         self.adapter.import_state(self.state.adapter_state)
         self.emit(RunStarted(run_id=self.run_id, benchmark=self.bench.name, agent=self.adapter.name, resumed=self.p.resumed))
@@ -252,6 +255,10 @@ class Run:
             if reason is not TerminationReason.STOPPED:
                 self.save()
         finally:
+            try:
+                await self.writer.flush()
+            except Exception:
+                log.exception("saving the state failed")
             try:
                 await asyncio.shield(self.adapter.close())
             except Exception:

@@ -6,6 +6,7 @@ persona's (compacted) context, the live sheets, the evaluations and cursors.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import tempfile
 from datetime import date
@@ -98,6 +99,45 @@ def atomic_write(path: Path, data: str) -> None:
 
 def save_state(path: Path, state: RunState) -> None:
     atomic_write(path, state.model_dump_json())
+
+
+class StateWriter:
+    """Writes snapshots of a run's state off the event loop, latest wins.
+
+    The snapshot is serialised at once (so it is exactly the state of that moment); the fsync'ed
+    atomic write runs in a worker thread. A snapshot taken while a write is in flight replaces any
+    older one still waiting. Whatever is on disk is always one complete checkpoint: a kill resumes
+    from it and replays the rest, as if it had come a moment earlier.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._pending: str | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def save(self, state: RunState) -> None:
+        self._pending = state.model_dump_json()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (tools, tests): write now
+            data, self._pending = self._pending, None
+            atomic_write(self.path, data)
+            return
+        if self._task is None or self._task.done():
+            self._task = loop.create_task(self._drain())
+
+    async def _drain(self) -> None:
+        while self._pending is not None:
+            data, self._pending = self._pending, None
+            await asyncio.to_thread(atomic_write, self.path, data)
+
+    async def flush(self) -> None:
+        """Wait until the latest snapshot is on disk."""
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
+        if self._pending is not None:
+            data, self._pending = self._pending, None
+            atomic_write(self.path, data)
 
 
 def load_state(path: Path) -> RunState | None:

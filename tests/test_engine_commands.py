@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from engine_helpers import events, fast, kinds, make_config
+from tests_support import FORGETFUL
+
 from engine.build import build_run
 from engine.commands import AddFact, EditFact, NewSession, NextPhase, Pause, PersonaNote, Resume
 from engine.run import TerminationReason
 from engine.scheduler import Scheduler
-from engine_helpers import events, fast, kinds, make_config
-from tests_support import FORGETFUL
 
 
 async def _until(predicate, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]

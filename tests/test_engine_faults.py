@@ -6,11 +6,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from engine_helpers import events, kinds, make_config, play
+from tests_support import FORGETFUL
 
 from engine.models.server import start_server
 from engine.run import TerminationReason
-from engine_helpers import events, kinds, make_config, play
-from tests_support import FORGETFUL
 
 
 @pytest.fixture

@@ -7,13 +7,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from engine_helpers import TEST_BENCHMARKS, events, fast, kinds, make_config, play
+from tests_support import FORGETFUL
 
 from engine.benchmark.templates import render_templates
 from engine.build import build_run
 from engine.persona.notebook import ToolError
 from engine.run import TerminationReason
-from tests_support import FORGETFUL
-from engine_helpers import TEST_BENCHMARKS, events, fast, kinds, make_config, play
 
 
 async def test_full_scenario_against_a_forgetful_agent(tmp_path: Path) -> None:

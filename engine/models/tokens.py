@@ -13,9 +13,10 @@ import hashlib
 import json
 import logging
 import os
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -91,9 +92,17 @@ def _estimate(text: str) -> int:
     return (len(text.encode("utf-8")) + 3) // 4
 
 
+_BUILD_LOCK = threading.Lock()
+
+
 @cache
 def _encoder() -> tuple[Encoder, bool]:
-    """The token counter and whether it only estimates. Built once."""
+    """The token counter and whether it only estimates. Built once (a second thread waits for it)."""
+    with _BUILD_LOCK:
+        return _build_encoder()
+
+
+def _build_encoder() -> tuple[Encoder, bool]:
     try:
         return _tiktoken_encoder(), False
     except Exception as exc:  # noqa: BLE001 - any failure means: try the next way
@@ -116,7 +125,18 @@ def count_text(text: str | None) -> int:
     """Tokens in a piece of text (special-token strings are counted as ordinary text)."""
     if not text:
         return 0
+    return _count_cached(text)
+
+
+@lru_cache(maxsize=16384)
+def _count_cached(text: str) -> int:
+    # a history is re-counted every turn: each message is tokenised once
     return _encoder()[0](text)
+
+
+def warm_up() -> None:
+    """Build the encoder now (0.5 s); call it in a worker thread so the first count does not wait."""
+    _encoder()
 
 
 def _content_text(content: Any) -> str:

@@ -56,6 +56,8 @@ def compact(
     phase) and puts a message with the live profile and loaded sheets in front. None when no cut is due
     or possible.
     """
+    if len(system) + sum(len(str(m.get("content") or "")) + len(str(m.get("tool_calls") or "")) for m in messages) < max_tokens:
+        return None  # a token is at least one character: far below the limit, no need to count
     before = count_tokens([{"role": "system", "content": system}, *messages])
     if before < max_tokens:
         return None
