@@ -492,10 +492,9 @@ class Run:
         return replies
 
     def _system_prompt(self) -> str:
-        from engine.benchmark.facts import render_sheet
-
         return build_system_prompt(
-            self.bench.instructions, render_sheet(self.state.sheets["profile"]), sorted(self.state.sheets), self.bench.time_master
+            self.notebook.show(self.bench.instructions), self.notebook.render(self.state.sheets["profile"]),
+            sorted(self.state.sheets), self.bench.time_master,
         )
 
     def _maybe_compact(self) -> None:

@@ -117,3 +117,17 @@ async def test_agent_compactions_are_observed_and_reported(tmp_path: Path) -> No
     observed = kinds(events(config, "r"), "agent_compacted")
     assert observed and len(run.state.agent_observations) == len(observed)
     assert "Agent compactions: " + str(len(observed)) in (config.results_path() / "report.md").read_text()
+
+
+async def test_templates_are_rendered_in_sheets_and_instructions(tmp_path: Path) -> None:
+    bench_root = tmp_path / "benches"
+    shutil.copytree(TEST_BENCHMARKS / "full", bench_root / "full")
+    pets = bench_root / "full" / "pets.md"
+    pets.write_text(pets.read_text() + "2.3 The next tank clean is on {{FUTURE:3:days}}\n")
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL}}, benchmarks=bench_root)
+    run = await play(config, "r")
+    said = " ".join(e.text for e in kinds(events(config, "r"), "message_sent"))
+    assert render_templates("{{FUTURE:3:days}}", run.state.start_date) in said
+    assert "{{" not in said
+    system = run._system_prompt()
+    assert render_templates("{{TODAY}}", run.state.start_date) in system and "{{" not in system

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from engine.benchmark.facts import next_fact_id, render_sheet
+from engine.benchmark.facts import next_fact_id
+from engine.benchmark.facts import render_sheet as _render_sheet
 from engine.benchmark.model import DELETED, Category, Fact, Sheet
+from engine.benchmark.templates import render_templates
 from engine.state import RunState
 
 
@@ -14,6 +16,13 @@ class ToolError(Exception):
 class Notebook:
     def __init__(self, state: RunState) -> None:
         self.state = state
+
+    def show(self, text: str) -> str:
+        """Text as the persona sees it: date templates rendered from the run's start date."""
+        return render_templates(text, self.state.start_date)
+
+    def render(self, sheet: Sheet) -> str:
+        return self.show(_render_sheet(sheet))
 
     def sheet(self, name: str) -> Sheet:
         name = name.strip().removesuffix(".md")
@@ -35,7 +44,7 @@ class Notebook:
             self.state.loaded_sheets.append(sheet.name)
         untold = [f.id for f in self.untold(sheet.name)]
         footer = f"\n\nUntold: {', '.join(untold)}" if untold else "\n\nAll facts of this sheet are told."
-        return f"Sheet `{sheet.name}`:\n\n{render_sheet(sheet)}{footer}"
+        return f"Sheet `{sheet.name}`:\n\n{self.render(sheet)}{footer}"
 
     def mark_told(self, name: str, ids: list[str]) -> str:
         sheet = self.sheet(name)
@@ -52,7 +61,7 @@ class Notebook:
         untold = self.untold(sheet.name)
         if not untold:
             return f"All facts of {sheet.name} are told."
-        return "\n".join(f"{f.id} {f.text}" for f in untold)
+        return self.show("\n".join(f"{f.id} {f.text}" for f in untold))
 
     def edit(self, name: str, fact_id: str, text: str) -> str:
         sheet = self.sheet(name)
@@ -86,11 +95,11 @@ class Notebook:
 
     def render_loaded(self) -> str:
         """The live profile and every loaded sheet, re-injected after a compaction."""
-        parts = [f"Your profile (current):\n\n{render_sheet(self.sheet('profile'))}"]
+        parts = [f"Your profile (current):\n\n{self.render(self.sheet('profile'))}"]
         for name in self.state.loaded_sheets:
             if name == "profile" or name not in self.state.sheets:
                 continue
             untold = [f.id for f in self.untold(name)]
             note = f"(untold: {', '.join(untold)})" if untold else "(all told)"
-            parts.append(f"Sheet `{name}` {note}:\n\n{render_sheet(self.state.sheets[name])}")
+            parts.append(f"Sheet `{name}` {note}:\n\n{self.render(self.state.sheets[name])}")
         return "\n\n".join(parts)
