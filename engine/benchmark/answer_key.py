@@ -1,10 +1,251 @@
-"""KEY.md answer keys: recompute declared aggregates and compare them with the checks' answers."""
+"""KEY.md answer keys: recompute declared aggregates and compare them with the checks' answers.
+
+A benchmark may ship a ``KEY.md`` for reviewers: for every check, its answer and the chain of facts and
+edits that produces it. Free text is allowed anywhere; these lines are machine-read:
+
+```
+## 20.5 [AGG] Hallway estimate total          <- an entry: "## <check id>" starts it
+answer: $1,740                                 <- optional; must equal the check's Correct answer
+sum: 20.5 = 6 × 30 + 5 × 40 + 1,050 + 160 + 150 = 1,740
+trap: RECONSIDER | hallway 1.3, ch3 | stone → microcement | 20.5, 20.21
+```
+
+* ``sum: <check id> = <expression> = <total>`` — the expression holds numbers (``$`` and thousands
+  commas allowed) joined by ``+``, ``-``, ``×`` or ``*``; the total must equal the expression and appear in
+  the check's ``Correct answer:``.
+* ``trap: <TYPE> | <where> | <what> | <check ids>`` — a trap write of SPEC §3.4 and the checks matching it.
+
+Problems: a wrong total, a total missing from the answer, an ``answer:`` that differs from the check, an
+entry, sum or trap naming an unknown check, an unknown trap type, and a check without an entry.
+"""
 
 from __future__ import annotations
 
-from engine.benchmark.model import Benchmark, Problem
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+
+from engine.benchmark.model import TRAP_TYPES, Benchmark, Check, Problem
+
+KEY_FILE = "KEY.md"
+ProblemReporter = Callable[[int, str], None]  # (line, message)
+
+_ENTRY = re.compile(r"##\s+([1-9]\d*\.[1-9]\d*)(?!\d)")
+_FIELD = re.compile(r"(answer|sum|trap):\s*(.*)", re.IGNORECASE)
+_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
+_TOKEN = re.compile(r"\s*(?:(\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)|([-+×*]))")
+
+
+@dataclass
+class SumLine:
+    check_id: str
+    expression: str
+    total: str
+    line: int
+
+
+@dataclass
+class TrapLine:
+    type: str
+    where: str
+    what: str
+    checks: list[str]
+    line: int
+
+
+@dataclass
+class KeyEntry:
+    check_id: str
+    line: int
+    answer: str | None = None
+    answer_line: int = 0
+
+
+@dataclass
+class AnswerKey:
+    entries: dict[str, KeyEntry] = field(default_factory=dict)
+    sums: list[SumLine] = field(default_factory=list)
+    traps: list[TrapLine] = field(default_factory=list)
+    problems: list[tuple[int, str]] = field(default_factory=list)  # (line, message) met while parsing
+
+
+def parse_number(text: str) -> Decimal:
+    """``$1,050`` → 1050; raises ValueError when ``text`` is not one number."""
+    cleaned = text.strip().lstrip("$").replace(",", "")
+    if not re.fullmatch(r"\d+(?:\.\d+)?", cleaned):
+        raise ValueError(f"not a number: {text!r}")
+    return Decimal(cleaned)
+
+
+def evaluate(expression: str) -> Decimal:
+    """The value of ``a + b × c - d`` (× and * bind tighter); raises ValueError when malformed."""
+    tokens: list[str] = []
+    position = 0
+    expression = expression.rstrip()
+    while position < len(expression):
+        match = _TOKEN.match(expression, position)
+        if match is None or match.end() == position:
+            raise ValueError(f"cannot read {expression[position:].strip()!r}")
+        tokens.append(match.group(1) or match.group(2))
+        position = match.end()
+    if not tokens:
+        raise ValueError("empty expression")
+    total = Decimal(0)
+    sign = Decimal(1)
+    term: Decimal | None = None
+    expect_number = True
+    for token in tokens:
+        if expect_number:
+            if token in "+-×*":
+                raise ValueError(f"operator {token!r} where a number was expected")
+            value = parse_number(token)
+            term = value if term is None else term * value
+            expect_number = False
+        elif token in "×*":
+            expect_number = True
+        elif token in "+-":
+            total += sign * (term or Decimal(0))
+            sign, term, expect_number = (Decimal(1) if token == "+" else Decimal(-1)), None, True
+        else:
+            raise ValueError(f"number {token!r} where an operator was expected")
+    if expect_number:
+        raise ValueError("expression ends with an operator")
+    return total + sign * (term or Decimal(0))
+
+
+def numbers_in(text: str) -> list[Decimal]:
+    """Every number in free text, thousands commas removed: ``$1,740 (20.8 m²)`` → [1740, 20.8]."""
+    result = []
+    for token in _NUMBER.findall(text):
+        try:
+            result.append(Decimal(token.replace(",", "")))
+        except InvalidOperation:  # pragma: no cover - the pattern only yields numbers
+            continue
+    return result
+
+
+def parse_key(text: str) -> AnswerKey:
+    """Read the machine lines of a KEY.md text; malformed ones are reported in ``problems``."""
+    key = AnswerKey()
+    current: KeyEntry | None = None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if line.startswith("#"):
+            entry = _ENTRY.match(line)
+            current = None
+            if entry:
+                check_id = entry.group(1)
+                if check_id in key.entries:
+                    first = key.entries[check_id].line
+                    key.problems.append((number, f"duplicate entry for check {check_id} (first at line {first})"))
+                else:
+                    current = KeyEntry(check_id=check_id, line=number)
+                    key.entries[check_id] = current
+            continue
+        field_match = _FIELD.match(line)
+        if field_match is None:
+            continue
+        name, value = field_match.group(1).lower(), field_match.group(2).strip()
+        if name == "answer":
+            if current is None:
+                key.problems.append((number, "'answer:' outside an entry: put it under a '## <check id>' heading"))
+            else:
+                current.answer, current.answer_line = value, number
+        elif name == "sum":
+            _parse_sum(value, number, key)
+        else:
+            _parse_trap(value, number, key)
+    return key
+
+
+def _parse_sum(value: str, number: int, key: AnswerKey) -> None:
+    parts = [part.strip() for part in value.split("=")]
+    if len(parts) != 3 or not all(parts):
+        key.problems.append((number, f"malformed sum line: write 'sum: <check id> = <a> + <b> = <total>', got {value!r}"))
+        return
+    key.sums.append(SumLine(check_id=parts[0], expression=parts[1], total=parts[2], line=number))
+
+
+def _parse_trap(value: str, number: int, key: AnswerKey) -> None:
+    fields = [part.strip() for part in value.split("|")]
+    if len(fields) != 4:
+        message = f"malformed trap line: write 'trap: <TYPE> | <where> | <what> | <check ids>', got {value!r}"
+        key.problems.append((number, message))
+        return
+    checks = [c for c in re.split(r"[,\s]+", fields[3]) if c]
+    key.traps.append(TrapLine(type=fields[0], where=fields[1], what=fields[2], checks=checks, line=number))
+
+
+def _same_text(a: str, b: str) -> bool:
+    return " ".join(a.split()) == " ".join(b.split())
+
+
+def check_key_text(text: str, checks: Sequence[Check], file: str = KEY_FILE) -> list[Problem]:
+    """Problems of a KEY.md ``text`` against the benchmark's ``checks``, reported against ``file``."""
+    key = parse_key(text)
+    by_id = {check.id: check for check in checks}
+    problems = [Problem(file=file, line=line, message=message) for line, message in key.problems]
+
+    def problem(line: int, message: str) -> None:
+        problems.append(Problem(file=file, line=line, message=message))
+
+    for entry in key.entries.values():
+        check = by_id.get(entry.check_id)
+        if check is None:
+            problem(entry.line, f"entry {entry.check_id} names no check in the chapters")
+        elif entry.answer is not None and not _same_text(entry.answer, check.answer):
+            problem(entry.answer_line, f"entry {entry.check_id}: answer {entry.answer!r} differs from the check's "
+                    f"Correct answer {check.answer!r}")
+    for line in key.sums:
+        _check_sum(line, by_id, problem)
+    for trap in key.traps:
+        if trap.type not in TRAP_TYPES:
+            problem(trap.line, f"unknown trap type {trap.type!r} (known: {', '.join(TRAP_TYPES)})")
+        if not trap.checks:
+            problem(trap.line, f"trap {trap.type} names no check: every trap is matched by a check")
+        for check_id in trap.checks:
+            if check_id not in by_id:
+                problem(trap.line, f"trap {trap.type} names check {check_id}, which is not in the chapters")
+    for check in checks:
+        if check.id not in key.entries:
+            problem(0, f"check {check.id} has no entry in {KEY_FILE} (add '## {check.id}' with its answer and chain)")
+    return problems
+
+
+def _check_sum(line: SumLine, by_id: dict[str, Check], problem: ProblemReporter) -> None:
+    check = by_id.get(line.check_id)
+    if check is None:
+        problem(line.line, f"sum names check {line.check_id!r}, which is not in the chapters")
+        return
+    try:
+        value = evaluate(line.expression)
+    except ValueError as error:
+        problem(line.line, f"sum {line.check_id}: cannot compute {line.expression!r}: {error}")
+        return
+    try:
+        total = parse_number(line.total)
+    except ValueError:
+        problem(line.line, f"sum {line.check_id}: declared total {line.total!r} is not a number")
+        return
+    if value != total:
+        problem(line.line, f"sum {line.check_id}: the components add up to {_show(value)}, not the declared {line.total}")
+    if total not in numbers_in(check.answer):
+        problem(line.line, f"sum {line.check_id}: the check's Correct answer {check.answer!r} does not contain "
+                f"the total {_show(total)}")
+
+
+def _show(value: Decimal) -> str:
+    return format(value.normalize(), "f")
 
 
 def check_answer_key(bench: Benchmark) -> list[Problem]:
     """Problems found in ``bench.path / "KEY.md"`` (none when the file is absent)."""
-    return []
+    file = bench.path / KEY_FILE
+    if not file.is_file():
+        return []
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        return [Problem(file=str(file), message=f"cannot read: {error}")]
+    return check_key_text(text, bench.checks(), str(file))

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+Day = date  # the Phase field named ``date`` shadows the type inside the class body
+
 CHECK_TYPES = ("RECALL", "AGG", "NEG", "VOID", "HIST", "SERIES")
 TRAP_TYPES = ("RECONSIDER", "STALE", "SELF-FIX", "XREF", "CASCADE", "LATE-ADD", "RETIRE")
 DELETED = "—"  # a fact whose text is an em dash is deleted
@@ -61,7 +63,7 @@ class Phase(BaseModel):
     js: str | None = None
     js_line: int = 0  # line of the first code line of the js block
     checks: list[Check] = Field(default_factory=list)
-    date: date | None = None  # from a first line like "2026-03-10, Tue"
+    date: Day | None = None  # from a first line like "2026-03-10, Tue"
     anchors: list[time] = Field(default_factory=list)  # HH:MM action lines, in order
 
     def last_anchor(self) -> datetime | None:

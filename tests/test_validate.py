@@ -1,0 +1,148 @@
+"""Validation (SPEC §3.3): every broken benchmark reports its one mistake at the right file and line."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from engine.benchmark.loader import load_benchmark
+from engine.benchmark.model import BenchmarkError
+from engine.benchmark.validate import main_validate, summary, validate_benchmark
+
+BROKEN = Path(__file__).parent / "broken_benchmarks"
+DEMO = Path(__file__).parent.parent / "benchmarks" / "demo"
+
+# kind -> (file, line, message fragment); line 0 means the whole file
+EXPECTED: dict[str, tuple[str, int, str]] = {
+    "add_to_missing_category": ("chapter1.md", 5, "'garden' has no category 2"),
+    "anchors_out_of_order": ("chapter1.md", 6, "time anchor 08:00 is earlier than 18:30"),
+    "bad_start_time_format": ("benchmark.json", 3, "start_time '2026-03-01 8pm' is not a valid"),
+    "check_malformed_id": ("chapter1.md", 5, "malformed check id 'one'"),
+    "check_without_answer": ("chapter1.md", 5, "check 1.1 has no 'Correct answer:'"),
+    "date_before_previous_phase": ("chapter1.md", 8, "date 2026-03-10 is earlier than 2026-03-11 08:00"),
+    "date_before_start_time": ("chapter1.md", 4, "before start_time 2026-03-12 20:00"),
+    "date_line_not_first": ("chapter1.md", 5, "date line must be the first line"),
+    "duplicate_chapter_listing": ("benchmark.json", 3, "'chapter1.md' is listed twice"),
+    "duplicate_check_id": ("chapter2.md", 5, "duplicate check id 1.1 (first at chapter1.md:5)"),
+    "duplicate_fact_id": ("profile.md", 5, "duplicate fact id 1.1 (first on line 4)"),
+    "empty_chapter": ("chapter1.md", 0, "no phases"),
+    "empty_chapters_list": ("benchmark.json", 3, "chapters is empty"),
+    "fact_before_category": ("garden.md", 2, "fact 1.1 before any category"),
+    "fact_in_wrong_category": ("profile.md", 5, "fact 2.2 is under category 1"),
+    "invalid_anchor_time": ("chapter1.md", 6, "invalid time 25:10"),
+    "invalid_date": ("chapter1.md", 4, "invalid date '2026-02-30'"),
+    "js_bad_require_all_facts_value": ("chapter1.md", 5, "require_all_facts must be a sheet name"),
+    "js_block_not_first": ("chapter1.md", 5, "js block runs only at the start of a phase"),
+    "js_infinite_loop": ("chapter1.md", 4, "time limit"),
+    "js_runtime_error": ("chapter1.md", 6, "ReferenceError: undefinedFunction is not defined"),
+    "js_syntax_error": ("chapter1.md", 6, "SyntaxError"),
+    "js_unclosed_block": ("chapter1.md", 4, "unclosed ```js block"),
+    "js_unknown_bench_member": ("chapter1.md", 6, "unknown bench member 'reset'"),
+    "js_unknown_vars_key": ("chapter1.md", 5, "unknown vars key 'require_facts'"),
+    "malformed_benchmark_json": ("benchmark.json", 4, "malformed benchmark.json"),
+    "malformed_category_heading": ("garden.md", 5, "malformed category heading '## Shed'"),
+    "malformed_fact_id": ("profile.md", 5, "malformed fact id '1.x'"),
+    "missing_chapter_file": ("benchmark.json", 2, "chapter file 'chapter2.md' does not exist"),
+    "missing_chapters_key": ("benchmark.json", 1, "missing required key 'chapters'"),
+    "missing_profile": ("profile.md", 0, "missing profile.md"),
+    "phase_without_text": ("chapter1.md", 3, "no text for the persona"),
+    "phase_without_title": ("chapter1.md", 3, "phase without a title"),
+    "require_all_checks_without_checks": (
+        "chapter1.md",
+        4,
+        "require_all_checks is set but phase 'Start' has no checks",
+    ),
+    "require_all_facts_missing_sheet": ("chapter1.md", 5, "names sheet 'garden', but there is no garden.md"),
+    "sheet_without_title": ("garden.md", 1, "missing title"),
+    "tell_missing_sheet": ("chapter1.md", 5, "refers to sheet 'garden', but there is no garden.md"),
+    "template_bad_unit": ("garden.md", 4, "unknown unit 'fortnights'"),
+    "time_gate_anchor_without_date": ("chapter1.md", 3, "time anchors without a date line"),
+    "time_gate_without_start_time": ("benchmark.json", 3, "time_gate is on but start_time is missing"),
+    "time_master_not_boolean": ("benchmark.json", 3, "time_master must be true or false"),
+    "trap_type_as_check_type": ("chapter1.md", 5, "STALE is a trap type"),
+    "unclosed_template": ("chapter1.md", 5, "unclosed template"),
+    "unknown_benchmark_key": ("benchmark.json", 3, "unknown key 'titel' (did you mean 'title'?)"),
+    "unknown_check_type": ("chapter1.md", 5, "unknown check type 'RECAL'"),
+    "unknown_template": ("chapter1.md", 4, "unknown template {{TOMORROW}}"),
+    "unknown_template_in_instructions": ("instructions.md", 2, "unknown template {{NOW}}"),
+    "unknown_template_in_profile": ("profile.md", 5, "unknown template {{CITY}}"),
+    "unlisted_chapter_file": ("chapter2.md", 0, "not listed in benchmark.json chapters"),
+    "weekday_mismatch": ("chapter1.md", 4, "2026-03-10 is a Tuesday, not 'Wed'"),
+}
+
+
+def test_every_broken_benchmark_has_an_expectation() -> None:
+    folders = {p.name for p in BROKEN.iterdir() if p.is_dir()}
+    assert folders == set(EXPECTED)
+    assert len(folders) >= 22
+
+
+@pytest.mark.parametrize("kind", sorted(EXPECTED))
+def test_broken_benchmark_reports_its_mistake(kind: str) -> None:
+    file, line, fragment = EXPECTED[kind]
+    _, problems = validate_benchmark(BROKEN / kind)
+    assert len(problems) == 1, [str(p) for p in problems]
+    problem = problems[0]
+    assert Path(problem.file) == BROKEN / kind / file
+    assert problem.line == line
+    assert fragment in problem.message
+
+
+@pytest.mark.parametrize("kind", ["missing_profile", "js_syntax_error", "duplicate_check_id"])
+def test_load_benchmark_raises_with_every_problem(kind: str) -> None:
+    with pytest.raises(BenchmarkError) as caught:
+        load_benchmark(BROKEN / kind)
+    assert [p.line for p in caught.value.problems] == [EXPECTED[kind][1]]
+
+
+def test_demo_validates_cleanly() -> None:
+    bench, problems = validate_benchmark(DEMO)
+    assert problems == []
+    assert bench is not None
+    assert load_benchmark(DEMO).name == "demo"
+
+
+def test_summary_counts_everything() -> None:
+    bench = load_benchmark(DEMO)
+    assert summary(bench).splitlines() == [
+        "demo: 3 chapters, 5 phases, 3 js blocks, 0 time anchors",
+        "  facts: bike 5, garden 5, profile 3",
+        "  checks: 6 (RECALL 1, AGG 1, NEG 1, VOID 1, HIST 1, SERIES 1)",
+    ]
+
+
+def test_problems_collected_not_stopping_at_first(tmp_path: Path) -> None:
+    (tmp_path / "benchmark.json").write_text('{"chapters": ["chapter1.md"], "titel": "x"}')
+    (tmp_path / "profile.md").write_text("# P\n\n## 1. Me\n1.x bad\n1.1 Pat\n")
+    (tmp_path / "chapter1.md").write_text("## A\nSay: {{SOON}}\n❓ 1.1 [FOO] Q?\n```js\nx\n```\n")
+    _, problems = validate_benchmark(tmp_path)
+    assert [(Path(p.file).name, p.line) for p in problems] == [
+        ("benchmark.json", 1),
+        ("chapter1.md", 2),
+        ("chapter1.md", 3),
+        ("chapter1.md", 3),
+        ("chapter1.md", 4),
+        ("profile.md", 4),
+    ]
+
+
+def test_main_validate_prints_relative_locations_and_exit_status(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(BROKEN.parent.parent)
+    status = main_validate([Path("tests/broken_benchmarks/weekday_mismatch"), DEMO])
+    out = capsys.readouterr().out.splitlines()
+    expected = os.path.join("tests", "broken_benchmarks", "weekday_mismatch", "chapter1.md")
+    assert status == 1
+    assert out[0] == f"{expected}:4: 2026-03-10 is a Tuesday, not 'Wed'"
+    assert "tests/broken_benchmarks/weekday_mismatch: 1 problem" in out
+    assert "benchmarks/demo: OK" in out
+    assert main_validate([DEMO]) == 0
+
+
+def test_missing_folder_is_a_problem(tmp_path: Path) -> None:
+    bench, problems = validate_benchmark(tmp_path / "nope")
+    assert bench is None
+    assert "no such benchmark folder" in problems[0].message
