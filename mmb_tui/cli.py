@@ -12,8 +12,12 @@ from engine.config import Config, ConfigError, load_config
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mmb-tui", description="MarathonMemBench: long-term-memory benchmarks for chat agents")
-    parser.add_argument("--config", default="config.jsonc", help="path to config.jsonc (default: ./config.jsonc)")
+    parser = argparse.ArgumentParser(
+        prog="mmb-tui", description="MarathonMemBench: long-term-memory benchmarks for chat agents"
+    )
+    parser.add_argument(
+        "--config", default="config.jsonc", help="path to config.jsonc (default: ./config.jsonc)"
+    )
     sub = parser.add_subparsers(dest="command")
     run = sub.add_parser("run", help="run or resume runs of config.jsonc")
     run.add_argument("runs", nargs="+", metavar="RUN-ID")
@@ -25,7 +29,9 @@ def _parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="reprint results/report.md entries")
     report.add_argument("run", nargs="?", metavar="RUN-ID")
     report.add_argument("--config", default=argparse.SUPPRESS)
-    serve = sub.add_parser("serve-scripted", help="serve the scripted models as an OpenAI-compatible endpoint")
+    serve = sub.add_parser(
+        "serve-scripted", help="serve the scripted models as an OpenAI-compatible endpoint"
+    )
     serve.add_argument("--port", type=int, default=8765)
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--config", default=argparse.SUPPRESS)
@@ -39,7 +45,11 @@ def _config(path: str) -> Config:
 def _log_to_file(config: Config) -> None:
     results = config.results_path()
     results.mkdir(parents=True, exist_ok=True)
-    logging.basicConfig(filename=results / "mmb-tui.log", level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.basicConfig(
+        filename=results / "mmb-tui.log",
+        level=logging.INFO,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,14 +74,19 @@ def main(argv: list[str] | None = None) -> int:
 
             entries = read_entries(config.results_path(), args.run)
             if not entries:
-                print(f"no report entries{' for ' + args.run if args.run else ''} in {config.results_path() / 'report.md'}")
+                print(
+                    f"no report entries{' for ' + args.run if args.run else ''} in {config.results_path() / 'report.md'}"
+                )
                 return 1
             print("\n".join(e.text() for e in entries), end="")
             return 0
         if args.command == "run":
             unknown = [r for r in args.runs if r not in config.runs]
             if unknown:
-                print(f"{args.config}: runs.{unknown[0]}: no such run (have: {', '.join(config.runs)})", file=sys.stderr)
+                print(
+                    f"{args.config}: runs.{unknown[0]}: no such run (have: {', '.join(config.runs)})",
+                    file=sys.stderr,
+                )
                 return 2
             _log_to_file(config)
             if args.headless:
@@ -90,7 +105,7 @@ def _run_app(config: Config, config_path: Path, start: list[str]) -> int:
     from engine.scheduler import Scheduler
     from mmb_tui.app import make_app
 
-    app = make_app(Scheduler(config), config_path, start=start)  # type: ignore[call-arg]
+    app = make_app(Scheduler(config), config_path, start=start)
     app.run()
     return 0
 

@@ -69,7 +69,9 @@ class HeadlessPrinter:
         if event.kind in ("phase_started", "evaluation_logged"):
             view = self.scheduler.view(run_id)
             average = f"{view.average:.2f}" if view.average is not None else "—"
-            self.out.write(f"{prefix}── progress: phase {view.phase_index + 1}/{view.total_phases} · evaluations {view.evaluations} · average {average}\n")
+            self.out.write(
+                f"{prefix}── progress: phase {view.phase_index + 1}/{view.total_phases} · evaluations {view.evaluations} · average {average}\n"
+            )
         self.out.flush()
 
 

@@ -1,0 +1,247 @@
+"""The Textual app over an embedded engine; ``make_app`` is used by the command line and the tests."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+
+from textual.app import App
+from textual.binding import Binding
+from textual.worker import Worker, WorkerState
+
+from engine.api import EngineApi
+from engine.config import Config, ConfigError, load_config
+from engine.events import Event
+from mmb_tui.file_watch import watch_paths
+from mmb_tui.screens.confirm_screen import ConfirmScreen
+from mmb_tui.screens.help_screen import HelpScreen, HelpSection
+from mmb_tui.screens.main_screen import MainScreen
+from mmb_tui.tui_logging import attach_file_log, detach_file_log
+from mmb_tui.view_format import IN_FLIGHT
+
+log = logging.getLogger(__name__)
+
+HELP: list[HelpSection] = [
+    (
+        "Runs",
+        [
+            ("↑ ↓  [ ]", "select a run (in the runs pane / anywhere)"),
+            ("s", "start the selected run, or resume it from its state"),
+            ("p", "pause before the persona's next turn / resume"),
+            ("R", "restart from scratch (asks first; deletes results/<run>)"),
+        ],
+    ),
+    (
+        "Operator",
+        [
+            ("n", "step to the next phase (gates shown; overriding asks first)"),
+            ("e", "edit a fact of a live sheet (1.2) or add one (category 3)"),
+            ("N", "switch the agent to a new session (asks first)"),
+            ("m", "send the persona a note"),
+        ],
+    ),
+    (
+        "Transcript",
+        [
+            ("tab", "move focus between the runs pane and the transcripts"),
+            ("↑ ↓ / j k", "move the cursor over events"),
+            ("enter", "fold / unfold the event under the cursor"),
+            ("end / G", "jump to the tail and follow it"),
+            ("f", "filter: all → messages → evaluations → errors"),
+        ],
+    ),
+    (
+        "Views",
+        [
+            ("v", "phase pane: phase text, checks, untold facts, virtual clock"),
+            ("r", "report browser (o opens an answer in its transcript)"),
+            ("ctrl+p", "command palette (themes: light, dark, ...)"),
+            ("? / f1", "this help"),
+            ("q / ctrl+q", "quit (asks when runs are in flight)"),
+        ],
+    ),
+]
+
+
+class _AppObserver:
+    """Forwards engine events to the main screen, from any thread."""
+
+    def __init__(self, app: MmbApp) -> None:
+        self.app = app
+
+    def on_event(self, run_id: str, event: Event) -> None:
+        if threading.get_ident() == self.app.loop_thread:
+            self.app.engine_event(run_id, event)
+        else:
+            self.app.call_from_thread(self.app.engine_event, run_id, event)
+
+
+class MmbApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "MarathonMemBench"
+
+    BINDINGS = [
+        Binding("question_mark,f1", "help", "Help"),
+        Binding("q", "request_quit", "Quit"),
+        Binding("ctrl+q", "request_quit", "Quit", show=False, priority=True),
+    ]
+
+    def __init__(
+        self,
+        engine: EngineApi,
+        config_path: Path,
+        results_dir: Path,
+        *,
+        clock_frozen: bool = False,
+        watch: bool = True,
+        start: list[str] | None = None,
+    ) -> None:
+        super().__init__()
+        self.start_runs = list(start or [])
+        self.engine = engine
+        self.config_path = config_path
+        self.results_dir = results_dir
+        self.clock_frozen = clock_frozen
+        self.watch_files = watch
+        self.loop_thread = threading.get_ident()
+        self.main = MainScreen(engine, results_dir, clock_frozen=clock_frozen)
+        self._stop_watching = asyncio.Event()
+        self._quitting = False
+        self._observer = _AppObserver(self)
+
+    def get_default_screen(self) -> MainScreen:
+        return self.main
+
+    def on_mount(self) -> None:
+        self.loop_thread = threading.get_ident()
+        attach_file_log(self.results_dir / "mmb-tui.log")
+        self.engine.add_observer(self._observer)
+        if self.watch_files:
+            self.run_worker(self._watch(), name="watch files", group="watch", exit_on_error=False)
+        for run_id in self.start_runs:  # `mmb-tui run RUN-ID...` without --headless
+            self.run_worker(self.engine.start(run_id), name=f"start {run_id}", exit_on_error=False)
+
+    def on_unmount(self) -> None:
+        self._stop_watching.set()
+        detach_file_log()
+
+    def engine_event(self, run_id: str, event: Event) -> None:
+        if self.main.is_mounted:
+            self.main.engine_event(run_id, event)
+
+    # ---- errors of workers: one place ------------------------------------------------------------
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR:
+            error = event.worker.error
+            log.error("%s failed", event.worker.name, exc_info=error)
+            self.notify(f"{event.worker.name}: {error}", title="Error", severity="error", timeout=10)
+            self.main.mark_dirty()
+
+    # ---- files change while it runs --------------------------------------------------------------
+
+    async def _watch(self) -> None:
+        config = self._try_load()
+        benchmarks = (
+            config.base_dir / config.benchmarks_dir if config else self.config_path.parent / "benchmarks"
+        )
+        async for _changes in watch_paths(self.config_path, benchmarks, self._stop_watching):
+            await self.reload_config()
+
+    def _try_load(self) -> Config | None:
+        try:
+            return load_config(self.config_path)
+        except ConfigError:
+            return None
+
+    async def reload_config(self) -> bool:
+        """Re-read config.jsonc and hand it to the engine; an invalid edit only shows its error."""
+        try:
+            config = load_config(self.config_path)
+            reload: Any = getattr(self.engine, "reload", None)
+            if reload is not None:
+                await reload(config)
+        except Exception as exc:  # ConfigError, a benchmark error raised by reload, ...
+            message = str(exc) if isinstance(exc, ConfigError) else f"{self.config_path.name}: {exc}"
+            log.warning("reload refused: %s", message)
+            self.main.show_banner(f"⚠ {message} — runs continue with the previous config")
+            self.notify(message, title="Config not reloaded", severity="error", timeout=10)
+            return False
+        self.main.show_banner("")
+        self.main.results_dir = config.results_path()
+        self.main.refresh_views()
+        self.notify(f"{self.config_path.name} reloaded: {len(config.runs)} runs")
+        return True
+
+    # ---- help and quitting -----------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(HELP))
+
+    def in_flight(self) -> list[str]:
+        flying = []
+        for run_id in self.engine.run_ids():
+            try:
+                if self.engine.view(run_id).status in IN_FLIGHT:
+                    flying.append(run_id)
+            except Exception:
+                log.exception("view(%s) failed", run_id)
+        return flying
+
+    async def action_request_quit(self) -> None:
+        if self._quitting:
+            return
+        flying = self.in_flight()
+        if not flying:
+            await self.stop_and_exit()
+            return
+        self._quitting = True
+
+        def answered(ok: bool | None) -> None:
+            self._quitting = False
+            if ok:
+                self.run_worker(self.stop_and_exit(), name="stop runs", exit_on_error=False)
+
+        self.push_screen(
+            ConfirmScreen(
+                f"{len(flying)} run{'s are' if len(flying) > 1 else ' is'} in flight: {', '.join(flying)}.\n\n"
+                "Stop them and quit? Their state is saved; s resumes them next time.",
+                yes="Stop and quit",
+            ),
+            answered,
+        )
+
+    async def stop_and_exit(self) -> None:
+        self._quitting = True
+        self._stop_watching.set()
+        self.notify("Stopping runs…")
+        try:
+            await self.engine.stop_all()
+        finally:
+            self.exit()
+
+
+def _results_dir(config_path: Path) -> Path:
+    try:
+        return load_config(config_path).results_path()
+    except ConfigError:
+        return config_path.resolve().parent / "results"
+
+
+def make_app(
+    engine: EngineApi,
+    config_path: Path,
+    *,
+    clock_frozen: bool = False,
+    watch: bool = True,
+    start: list[str] | None = None,
+) -> MmbApp:
+    """The app over ``engine``; ``clock_frozen`` stops the clock ticks (snapshots), ``watch`` the file watch."""
+    return MmbApp(
+        engine, Path(config_path), _results_dir(Path(config_path)), clock_frozen=clock_frozen, watch=watch,
+        start=start,
+    )

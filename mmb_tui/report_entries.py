@@ -1,0 +1,129 @@
+"""Parsing ``results/report.md`` (SPEC §9) for the report browser, tolerant of wrapped lines.
+
+An entry starts with ``## <date> — <run>: <bench> @ <agent>``; its figures are ``📊`` lines. A line that
+starts with neither is a continuation of the previous ``📊`` line (an editor or a pager wrapped it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MARK = "📊"
+
+_HEADER = re.compile(
+    r"^##\s+(?P<date>.+?)\s+[—–-]\s+(?P<run>[^:]+):\s*(?P<bench>.+?)\s+@\s+(?P<agent>.+?)\s*$"
+)
+_IMPERFECT = re.compile(
+    r"^\[(?P<score>[\d.]+)/10(?:,\s*(?P<note>[^\]]*))?\]\s*\((?P<id>[^)]+)\)\s*(?P<rest>.*)$"
+)
+_EVALUATIONS = re.compile(r"^Evaluations:\s*(?P<count>\d+)(?:,\s*average\s*(?P<avg>[\d.]+))?")
+_COVERAGE = re.compile(r"^Check coverage:\s*(?P<value>\S+)")
+_RUN_TIME = re.compile(r"^Run time:\s*(?P<value>.+)$")
+
+
+@dataclass
+class ImperfectAnswer:
+    score: float
+    check_id: str
+    question: str
+    expected: str
+    got: str
+    comment: str
+    attempt: int = 1
+    note: str = ""  # "2nd attempt", as written
+
+
+@dataclass
+class ReportEntry:
+    date: str
+    run_id: str
+    benchmark: str
+    agent: str
+    lines: list[str] = field(default_factory=list)  # every 📊 line, marker stripped, unwrapped
+    imperfect: list[ImperfectAnswer] = field(default_factory=list)
+    evaluations: int | None = None
+    average: float | None = None
+    coverage: str = ""
+    run_time: str = ""
+
+    @property
+    def title(self) -> str:
+        return f"{self.date} — {self.run_id}: {self.benchmark} @ {self.agent}"
+
+    def summary_lines(self) -> list[str]:
+        """The 📊 lines other than the imperfect answers themselves."""
+        return [line for line in self.lines if not _IMPERFECT.match(line)]
+
+
+def parse_imperfect(line: str) -> ImperfectAnswer | None:
+    match = _IMPERFECT.match(line)
+    if match is None:
+        return None
+    rest = match["rest"]
+    question, _, after = rest.partition(" | expected: ")
+    expected, _, got_part = after.partition(" | got: ")
+    got, sep, comment = got_part.rpartition(" — ")
+    if not sep:
+        got, comment = got_part, ""
+    note = (match["note"] or "").strip()
+    return ImperfectAnswer(
+        score=float(match["score"]),
+        check_id=match["id"].strip(),
+        question=question.strip(),
+        expected=expected.strip(),
+        got=got.strip(),
+        comment=comment.strip(),
+        attempt=2 if note.startswith("2") else 1,
+        note=note,
+    )
+
+
+def _finish(entry: ReportEntry) -> None:
+    for line in entry.lines:
+        if (imperfect := parse_imperfect(line)) is not None:
+            entry.imperfect.append(imperfect)
+        elif match := _EVALUATIONS.match(line):
+            entry.evaluations = int(match["count"])
+            entry.average = float(match["avg"]) if match["avg"] else None
+        elif match := _COVERAGE.match(line):
+            entry.coverage = match["value"]
+        elif match := _RUN_TIME.match(line):
+            entry.run_time = match["value"].strip()
+
+
+def parse_report_entries(text: str) -> list[ReportEntry]:
+    """Entries in file order (oldest first)."""
+    entries: list[ReportEntry] = []
+    current: ReportEntry | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        header = _HEADER.match(line)
+        if header is not None:
+            if current is not None:
+                _finish(current)
+            current = ReportEntry(header["date"], header["run"].strip(), header["bench"], header["agent"])
+            entries.append(current)
+        elif current is None or line.startswith("#"):
+            continue
+        elif line.startswith(MARK):
+            current.lines.append(line[len(MARK) :].strip())
+        elif current.lines:
+            current.lines[-1] += " " + line
+    if current is not None:
+        _finish(current)
+    return entries
+
+
+def load_report(path: Path) -> list[ReportEntry]:
+    """The entries of ``report.md``, newest first (an absent file has none)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return []
+    entries = parse_report_entries(text)
+    order = {id(entry): i for i, entry in enumerate(entries)}
+    return sorted(entries, key=lambda e: (e.date, order[id(e)]), reverse=True)

@@ -1,0 +1,94 @@
+"""Edit a fact of a live sheet, or add one: sheet, id or category, text. Dismisses with a command."""
+
+from __future__ import annotations
+
+import re
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.suggester import SuggestFromList
+from textual.widgets import Button, Input, Label, Static
+
+from engine.commands import AddFact, EditFact
+
+_FACT_ID = re.compile(r"^\d+\.\d+$")
+_CATEGORY = re.compile(r"^\d+$")
+
+
+class FactEditorScreen(ModalScreen[EditFact | AddFact | None]):
+    """``1.2`` in the id field edits fact 1.2 (text ``—`` deletes it); ``3`` adds a fact to category 3."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+s", "save", "Save"),
+    ]
+
+    def __init__(self, run_id: str, sheets: list[str], *, fact_id: str = "", text: str = "") -> None:
+        super().__init__(classes="dialog-screen")
+        self.run_id = run_id
+        self.sheets = sheets
+        self._fact_id = fact_id
+        self._text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog", id="fact-editor"):
+            yield Static(f"Edit or add a fact — [b]{self.run_id}[/b]", classes="dialog-title")
+            yield Label("Sheet")
+            yield Input(
+                self.sheets[0] if self.sheets else "",
+                placeholder="family",
+                id="fact-sheet",
+                suggester=SuggestFromList(self.sheets, case_sensitive=False),
+            )
+            yield Label("Fact id to edit (1.2) or category number to add to (3)")
+            yield Input(self._fact_id, placeholder="1.2", id="fact-id")
+            yield Label("Text (— deletes the fact)")
+            yield Input(self._text, placeholder="Lena's birthday — March 14", id="fact-text")
+            yield Static("", id="fact-error", classes="form-error")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Save (ctrl+s)", id="save", variant="primary")
+                yield Button("Cancel (esc)", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#fact-sheet", Input).focus()  # its text is selected: typing replaces it
+
+    def _value(self, field: str) -> str:
+        return self.query_one(f"#{field}", Input).value.strip()
+
+    def build_command(self) -> EditFact | AddFact | str:
+        """The command the form describes, or a one-line error."""
+        sheet, fact_id, text = self._value("fact-sheet"), self._value("fact-id"), self._value("fact-text")
+        if not sheet:
+            return "Name the sheet (e.g. family)."
+        if not text:
+            return "Write the fact's text (— deletes it)."
+        if _FACT_ID.match(fact_id):
+            return EditFact(sheet=sheet, fact_id=fact_id, text=text)
+        if _CATEGORY.match(fact_id):
+            return AddFact(sheet=sheet, category=int(fact_id), text=text)
+        return "The id must be a fact id like 1.2 (edit) or a category number like 3 (add)."
+
+    def action_save(self) -> None:
+        command = self.build_command()
+        if isinstance(command, str):
+            self.query_one("#fact-error", Static).update(command)
+            return
+        self.dismiss(command)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if event.input.id == "fact-text":
+            self.action_save()
+        else:
+            self.focus_next()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "save":
+            self.action_save()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,93 @@
+"""The selected run's current phase: its text as the persona saw it, checks, gates and untold facts."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from engine.api import RunView
+from engine.events import ClockJumped
+from mmb_tui.event_render import score_style
+from mmb_tui.view_format import STATUS_STYLES, phase_label
+from mmb_tui.widgets.virtual_clock import VirtualClock
+
+
+class PhasePane(VerticalScroll):
+    """Read-only; refreshed by the screen when the selected run changes."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._shown: tuple[RunView, ClockJumped | None] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield VirtualClock(id="virtual-clock")
+        yield Static("", id="phase-title", classes="phase-section")
+        yield Static("", id="phase-gates", classes="phase-section")
+        yield Static("", id="phase-checks", classes="phase-section")
+        yield Static("", id="phase-untold", classes="phase-section")
+        yield Static("", id="phase-text", classes="phase-section")
+
+    def show(self, view: RunView | None, last_jump: ClockJumped | None = None) -> None:
+        if view is None:
+            self.query_one("#phase-title", Static).update("No run selected")
+            return
+        if self._shown == (view, last_jump):
+            return
+        self._shown = (view, last_jump)
+        self.query_one(VirtualClock).show(
+            view.clock, virtual=view.virtual_time, jumps=view.clock_jumps, last_jump=last_jump
+        )
+        title = Text()
+        title.append(f"{view.run_id} ", style="bold")
+        title.append(view.status, style=STATUS_STYLES.get(view.status, ""))
+        title.append(f"\nPhase {phase_label(view)}", style="bold")
+        if view.chapter:
+            title.append(f" · {view.chapter}")
+        if view.phase_title:
+            title.append(f"\n{view.phase_title}", style="bold underline")
+        self.query_one("#phase-title", Static).update(title)
+        self.query_one("#phase-gates", Static).update(self._gates(view))
+        self.query_one("#phase-checks", Static).update(self._checks(view))
+        self.query_one("#phase-untold", Static).update(self._untold(view))
+        self.query_one("#phase-text", Static).update(Text(view.phase_text or "(no phase text yet)"))
+
+    @staticmethod
+    def _gates(view: RunView) -> Text:
+        gates = [gate for gate in view.gates if gate]
+        if not gates:
+            return Text("✔ next phase open", style="green")
+        text = Text("⛔ next phase waits for:", style="bold red")
+        for gate in gates:
+            text.append(f"\n  • {gate}")
+        return text
+
+    @staticmethod
+    def _checks(view: RunView) -> Text:
+        text = Text(f"Checks ({sum(c.graded for c in view.checks)}/{len(view.checks)} graded)", style="bold")
+        for item in view.checks:
+            text.append("\n")
+            if item.graded:
+                score = item.score if item.score is not None else 0.0
+                text.append(f"✔ {score:>4g} ", style=score_style(score))
+            else:
+                text.append("○  –   ", style="dim")
+            types = f"[{' '.join(item.check.types)}] " if item.check.types else ""
+            text.append(f"{item.check.id} {types}", style="bold")
+            text.append(item.check.question)
+        return text
+
+    @staticmethod
+    def _untold(view: RunView) -> Text:
+        count = sum(len(facts) for facts in view.untold.values())
+        text = Text(f"Untold facts of the loaded sheets ({count})", style="bold")
+        if not view.untold:
+            text.append("\n  no sheet loaded yet", style="dim")
+        for sheet, facts in view.untold.items():
+            text.append(f"\n{sheet}", style="bold underline")
+            text.append(f" ({len(facts)})", style="dim")
+            for fact in facts:
+                text.append(f"\n  {fact.id:>5} ", style="bold")
+                text.append(fact.text)
+        return text

@@ -1,0 +1,349 @@
+"""A small fake engine implementing ``EngineApi`` for TUI tests and the transcript benchmark.
+
+It records every command and call, writes events to ``results/<id>/transcript.jsonl`` like the real
+engine, and records each command in the transcript as an ``OperatorActed`` event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from engine.api import CheckView, Observer, RunView
+from engine.benchmark.model import Check, Fact
+from engine.commands import Command
+from engine.config import Config
+from engine.events import (
+    AgentCompacted,
+    AgentReplied,
+    ClockJumped,
+    ErrorOccurred,
+    EvaluationLogged,
+    Event,
+    MessageSent,
+    OperatorActed,
+    PersonaThinking,
+    PhaseStarted,
+    RunStarted,
+    StatusChanged,
+    ToolCalled,
+)
+
+
+class FakeEngine:
+    """Holds ``RunView``s; commands are recorded and applied crudely (pause, resume, next phase)."""
+
+    def __init__(self, results_dir: Path, views: list[RunView] | None = None) -> None:
+        self.results_dir = results_dir
+        self.views: dict[str, RunView] = {view.run_id: view for view in views or []}
+        self.observers: list[Observer] = []
+        self.commands: list[tuple[str, Command]] = []
+        self.started: list[str] = []
+        self.restarted: list[str] = []
+        self.reloaded: list[Config] = []
+        self.stop_all_calls = 0
+        self._n: dict[str, int] = {}
+        self.write_files = True
+
+    # ---- EngineApi ----
+    def run_ids(self) -> list[str]:
+        return list(self.views)
+
+    def view(self, run_id: str) -> RunView:
+        return self.views[run_id]
+
+    def add_observer(self, observer: Observer) -> None:
+        self.observers.append(observer)
+
+    async def start(self, run_id: str) -> None:
+        self.started.append(run_id)
+        self.set_status(run_id, "running")
+        await asyncio.sleep(0)
+
+    async def restart(self, run_id: str) -> None:
+        self.restarted.append(run_id)
+        path = self.transcript_path(run_id)
+        if path.exists():
+            path.unlink()
+        self._n[run_id] = 0
+        self.views[run_id] = self.views[run_id].model_copy(update={"evaluations": 0, "average": None})
+        self.set_status(run_id, "running")
+        await asyncio.sleep(0)
+
+    def command(self, run_id: str, command: Command) -> None:
+        if run_id not in self.views:
+            raise KeyError(run_id)
+        self.commands.append((run_id, command))
+        detail = json.dumps(command.model_dump(exclude={"kind"}), ensure_ascii=False)
+        self.emit(run_id, OperatorActed(action=command.kind, detail=detail))
+        if command.kind == "pause":
+            self.set_status(run_id, "paused")
+        elif command.kind == "resume":
+            self.set_status(run_id, "running")
+        elif command.kind == "next_phase":
+            view = self.views[run_id]
+            self.views[run_id] = view.model_copy(update={"phase_index": view.phase_index + 1, "gates": []})
+
+    async def stop_all(self) -> None:
+        self.stop_all_calls += 1
+        for run_id, view in self.views.items():
+            if view.status in ("running", "waiting"):
+                self.views[run_id] = view.model_copy(update={"status": "paused", "reason": "stopped"})
+        await asyncio.sleep(0)
+
+    async def reload(self, config: Config) -> None:
+        self.reloaded.append(config)
+        for run_id, run in config.runs.items():
+            if run_id not in self.views:
+                self.views[run_id] = RunView(run_id=run_id, benchmark=run.benchmark, agent=run.agent)
+
+    # ---- helpers for tests ----
+    def transcript_path(self, run_id: str) -> Path:
+        return self.results_dir / run_id / "transcript.jsonl"
+
+    def set_status(self, run_id: str, status: str, reason: str = "") -> None:
+        view = self.views[run_id]
+        self.views[run_id] = view.model_copy(update={"status": status, "reason": reason})
+        self.emit(run_id, StatusChanged(status=status, reason=reason))  # type: ignore[arg-type]
+
+    def emit(self, run_id: str, event: Event) -> Event:
+        """Stamp, append to the transcript file, and tell the observers."""
+        self._n[run_id] = self._n.get(run_id, 0) + 1
+        event.n = self._n[run_id]
+        if not event.t:
+            event.t = self.views[run_id].clock or "2026-08-19T10:00:00"
+        if self.write_files:
+            path = self.transcript_path(run_id)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write(event.model_dump_json() + "\n")
+        for observer in self.observers:
+            observer.on_event(run_id, event)
+        return event
+
+    def transcript_events(self, run_id: str) -> list[dict[str, object]]:
+        path = self.transcript_path(run_id)
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+# ---- a fixed, mid-run scene for snapshots ------------------------------------------------------------
+
+_PHASE_TEXT = (
+    "Tell the assistant about your family over a relaxed chat. Start with Lena (1.1, 1.2), then the kids.\n"
+    "Mention the car only in passing. Before moving on, make sure every family fact is told."
+)
+
+
+def _view(
+    run_id: str,
+    agent: str,
+    status: str,
+    phase: int,
+    evaluations: int,
+    average: float | None,
+    clock: str,
+    reason: str = "",
+    compactions: int = 0,
+    jumps: int = 0,
+) -> RunView:
+    checks = [
+        CheckView(
+            check=Check(id="3.1", types=["RECALL"], question="When is Lena's birthday?", answer="March 14"),
+            graded=True,
+            score=10.0,
+        ),
+        CheckView(
+            check=Check(id="3.2", types=["AGG"], question="How old are the kids together?", answer="11"),
+            graded=True,
+            score=5.0,
+        ),
+        CheckView(
+            check=Check(
+                id="3.3", types=["VOID"], question="What is Lena's maiden name?", answer="you didn't tell me"
+            )
+        ),
+    ]
+    untold = {
+        "family": [
+            Fact(id="2.3", text="Mia takes piano lessons on Thursdays"),
+            Fact(id="2.4", text="Tom is allergic to peanuts"),
+        ],
+        "car": [Fact(id="1.2", text="The car is a 2019 Skoda Octavia estate, dark blue")],
+    }
+    return RunView(
+        run_id=run_id,
+        benchmark="demo",
+        agent=agent,
+        status=status,
+        reason=reason,  # type: ignore[arg-type]
+        phase_index=phase,
+        total_phases=12,
+        chapter="chapter1.md",
+        phase_title="Family dinner",
+        phase_text=_PHASE_TEXT,
+        checks=checks,
+        untold=untold,
+        gates=["untold facts of family: 2.3, 2.4"] if status == "running" else [],
+        evaluations=evaluations,
+        average=average,
+        agent_compactions=compactions,
+        clock=clock,
+        clock_jumps=jumps,
+        virtual_time=True,
+    )
+
+
+def scene_events(run_id: str, variant: int) -> list[Event]:
+    """A fixed stretch of transcript: a phase plan, thinking, tools, messages, evaluations, an error."""
+    base = 10 + variant
+    events: list[Event] = [
+        RunStarted(run_id=run_id, benchmark="demo", agent="chatbot", t=f"2026-08-19T{base:02d}:00:00"),
+        PhaseStarted(
+            index=2,
+            total=12,
+            chapter="chapter1.md",
+            title="Family dinner",
+            text=_PHASE_TEXT,
+            t=f"2026-08-19T{base:02d}:00:05",
+        ),
+        PersonaThinking(
+            text="I should start with Lena and keep the car for later.\nThen the kids.",
+            t=f"2026-08-19T{base:02d}:01:00",
+        ),
+        ToolCalled(
+            name="facts_read",
+            arguments={"sheet": "family"},
+            result="# Family\n## 1. Lena\n1.1 Lena is 31, a UX designer",
+            t=f"2026-08-19T{base:02d}:01:10",
+        ),
+        MessageSent(
+            text="Hi! Quick thing to remember: my wife Lena's birthday is March 14.",
+            t=f"2026-08-19T{base:02d}:02:00",
+        ),
+        AgentReplied(
+            text="Got it — Lena's birthday is March 14. I'll remember that.\nAnything else?",
+            t=f"2026-08-19T{base:02d}:02:03",
+        ),
+        ToolCalled(
+            name="facts_mark_told",
+            arguments={"sheet": "family", "ids": ["1.1", "1.2"]},
+            result="ok",
+            t=f"2026-08-19T{base:02d}:02:10",
+        ),
+        AgentCompacted(
+            phase_index=2,
+            tokens_before=31000,
+            tokens_after=9000,
+            detail="summary",
+            t=f"2026-08-19T{base:02d}:03:00",
+        ),
+        MessageSent(text="By the way, when is Lena's birthday again?", t=f"2026-08-19T{base:02d}:04:00"),
+        AgentReplied(text="Lena's birthday is March 14.", t=f"2026-08-19T{base:02d}:04:02"),
+        EvaluationLogged(
+            check_id="3.1",
+            score=10,
+            attempt=1,
+            effective=10,
+            question="When is Lena's birthday?",
+            expected="March 14",
+            answer="March 14",
+            comment="exact",
+            t=f"2026-08-19T{base:02d}:04:05",
+        ),
+        EvaluationLogged(
+            check_id="3.2",
+            score=5,
+            attempt=1,
+            effective=5,
+            question="How old are the kids together?",
+            expected="11",
+            answer="9",
+            comment="forgot Tom's birthday",
+            t=f"2026-08-19T{base:02d}:05:00",
+        ),
+        ClockJumped(
+            from_time=f"2026-08-19T{base:02d}:05:00",
+            to_time=f"2026-08-20T{base:02d}:00:00",
+            t=f"2026-08-20T{base:02d}:00:00",
+        ),
+        ErrorOccurred(
+            message="agent timed out after 120 s; retrying", where="agent", t=f"2026-08-20T{base:02d}:00:30"
+        ),
+        MessageSent(text="Morning! Tom turns 6 next week, by the way.", t=f"2026-08-20T{base:02d}:01:00"),
+    ]
+    return events
+
+
+def scene_engine(results_dir: Path) -> FakeEngine:
+    """Three runs mid-run with prepared transcripts (deterministic: fixed times, no timers)."""
+    engine = FakeEngine(
+        results_dir,
+        [
+            _view(
+                "chatbot-1", "chatbot", "running", 2, 2, 7.5, "2026-08-20T10:01:00", compactions=1, jumps=1
+            ),
+            _view(
+                "hermes-1",
+                "hermes",
+                "waiting",
+                2,
+                2,
+                7.5,
+                "2026-08-20T11:01:00",
+                reason="429 from model; retry in 8 s",
+                jumps=1,
+            ),
+            _view(
+                "openclaw-1",
+                "openclaw",
+                "paused",
+                2,
+                2,
+                7.5,
+                "2026-08-20T12:01:00",
+                reason="operator",
+                jumps=1,
+            ),
+        ],
+    )
+    for variant, run_id in enumerate(engine.run_ids()):
+        for event in scene_events(run_id, variant):
+            engine.emit(run_id, event)
+    return engine
+
+
+REPORT_MD = """# MarathonMemBench report
+
+## 2026-08-18 09:12 — chatbot-1: demo @ chatbot
+📊 Evaluations: 12, average 10.00/10
+📊 Scores: 10: 12
+📊 Check coverage: 12/12
+📊 Run time: 11.2 min
+
+## 2026-08-19 16:10 — openclaw-1: demo @ openclaw
+📊 Evaluations: 36, average 9.24/10
+📊 Scores: 10: 33, 2.5: 1, 0: 2
+📊 Check coverage: 36/36
+📊 Imperfect answers (3):
+📊 [2.5/10, 2nd attempt] (3.2) How old are the kids together? | expected: 11 | got: 9, I think — Mia 5 and
+  Tom 4 — forgot Tom's birthday; found it only after a search
+📊 [0/10] (20.8) What is Lena's maiden name? | expected: you didn't tell me | got: Novak — invented a name
+📊 [0/10] (20.9) How much was the car repair in total? | expected: 740 EUR | got: 520 EUR — missed the second invoice
+📊 Agent compactions: phase 3 (31000 → 9000 tokens)
+📊 Run time: 68.6 min
+"""
+
+
+def write_config(folder: Path, run_ids: list[str]) -> Path:
+    runs = ",\n".join(f'    "{run_id}": {{"benchmark": "demo", "agent": "chatbot"}}' for run_id in run_ids)
+    path = folder / "config.jsonc"
+    path.write_text(
+        '{\n  // test config\n  "persona": {"model": "scripted/persona"},\n  "runs": {\n'
+        + runs
+        + "\n  },\n}\n",
+        encoding="utf-8",
+    )
+    return path
