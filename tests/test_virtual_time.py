@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from engine_helpers import events, kinds, make_config
+from fixture_agents import ForgetfulAgent
 
 from adapters.base import AdapterContext, AgentStatus
 from engine.build import BuildError, build_run
 from engine.events import ClockJumped
 from engine.persona.notebook import ToolError
 from engine.run import RunSettings, TerminationReason
-from engine_helpers import events, kinds, make_config
-from fixture_agents import ForgetfulAgent
 
 
 def quick(settings: RunSettings) -> None:
