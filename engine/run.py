@@ -468,7 +468,8 @@ class Run:
             try:
                 vars_ = await run_block(phase.js, _JsHost(self))
             except JsBlockError as exc:
-                self.emit(ErrorOccurred(message=f"{phase.chapter}:{phase.js_line + exc.line}: {exc}", where="js"))
+                line = phase.js_line + exc.line - 1 if exc.line else phase.js_line - 1  # 0: the whole block
+                self.emit(ErrorOccurred(message=f"{phase.chapter}:{line}: {exc}", where="js"))
         self.state.phase_vars = {k: v for k, v in vars_.items() if k in ("require_all_facts", "require_all_checks")}
         self.state.phase_text = render_phase(phase, len(self.bench.phases), self.state.start_date, self.state.phase_vars)
         self.emit(PhaseStarted(index=index, total=len(self.bench.phases), chapter=phase.chapter, title=phase.title, text=self.state.phase_text))
