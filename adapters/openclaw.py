@@ -1,0 +1,255 @@
+"""OpenClaw (npm ``openclaw`` 2026.9.6 on Node 24) as the agent under test, through its local gateway.
+
+One gateway per run with ``HOME``, state dir, config and workspace under ``run_dir/agent/home`` (kept across
+resumes, wiped by ``destroy_session``). Chat goes to the gateway's ``/v1/chat/completions`` pinned to the
+main session; a new conversation over the same memory is the gateway's ``sessions.reset`` over its
+WebSocket (as ``/new`` in a chat app). Heartbeat and dreaming are off unless asked for. Compactions are read
+from the gateway log. See ``/notes/openclaw.md``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import secrets
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import httpx
+
+from adapters.base import AdapterContext, AdapterError, Observation
+from adapters.install import node_bin_dir, openclaw_command
+from adapters.local_agent import COMMON_OPTIONS, LocalAgentAdapter, check_known, opt_bool, opt_number, opt_str
+from adapters.process import free_port
+
+OPTIONS = {
+    "openclaw_context_window",
+    "openclaw_compaction",
+    "openclaw_keep_recent_tokens",
+    "openclaw_memory_flush",
+    "openclaw_heartbeat",
+    "openclaw_dreaming",
+}
+SESSION = "main"
+SESSION_KEY = f"agent:main:{SESSION}"
+API_KEY_ENV = "BENCH_LLM_API_KEY"
+
+
+class OpenClawAdapter(LocalAgentAdapter):
+    """Drives a local OpenClaw gateway (``openclaw gateway run``)."""
+
+    name = "openclaw"
+    default_start_timeout = 180.0
+
+    def __init__(self, ctx: AdapterContext) -> None:
+        super().__init__(ctx)
+        options = ctx.options
+        check_known(options, COMMON_OPTIONS | OPTIONS, self.name)
+        self.context_window = int(opt_number(options, "openclaw_context_window", 128000, 16000, 10**7, True) or 0)
+        self.compaction = opt_bool(options, "openclaw_compaction", True)
+        self.keep_recent = int(opt_number(options, "openclaw_keep_recent_tokens", 20000, 0, 10**7, True) or 0)
+        self.memory_flush = opt_bool(options, "openclaw_memory_flush", True)
+        self.heartbeat = opt_str(options, "openclaw_heartbeat", "0m") or "0m"
+        if not re.fullmatch(r"\d+[smh]", self.heartbeat):
+            raise ValueError(f"openclaw_heartbeat: a duration like '0m' (off) or '30m', got {self.heartbeat!r}")
+        self.dreaming = opt_bool(options, "openclaw_dreaming", False)
+        self.home = self.agent_dir / "home"
+        self.workspace = self.home / "workspace"
+        self.log_path = self.home / "openclaw.log"
+        self.port = 0
+        self.token = ""
+        self._log_offset = 0
+
+    # --- lifecycle --------------------------------------------------------------------------------
+
+    async def create_session(self, name: str) -> None:
+        command = openclaw_command()
+        endpoint = await self.backend.start()
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.token = secrets.token_urlsafe(24)
+        self._write_config(endpoint)
+        env = self._env(endpoint)
+        if not (self.workspace / "AGENTS.md").exists():
+            await self._setup(command, env)
+        self._log_offset = self._log_size()
+        self.process.start([*command, "gateway", "run"], self.process_env(env), self.home)
+        await self.process.wait_ready(self._ready, self.start_timeout, interval=0.5)
+
+    async def destroy_session(self) -> None:
+        await self.close()
+        self.wipe_agent_dir()
+        self.conversation = 1
+        self._log_offset = 0
+
+    async def start_new_conversation(self) -> None:
+        self.require_running()
+        await self.timed(self.gateway_call("sessions.reset", {"key": SESSION_KEY}), "sessions.reset")
+        self.conversation += 1
+
+    # --- chat -------------------------------------------------------------------------------------
+
+    async def send_message(self, text: str) -> None:
+        self.require_running()
+        body = {"model": "openclaw/default", "messages": [{"role": "user", "content": text}]}
+        headers = {"Authorization": f"Bearer {self.token}", "x-openclaw-session-key": SESSION}
+        try:
+            async with httpx.AsyncClient(timeout=httpx.Timeout(self.reply_timeout + 5, connect=10)) as client:
+                response = await self.timed(
+                    client.post(f"http://127.0.0.1:{self.port}/v1/chat/completions", json=body, headers=headers),
+                    "a message",
+                )
+        except httpx.HTTPError as exc:
+            raise AdapterError(f"openclaw: chat request failed: {exc!r}; {self.process.describe_exit()}") from None
+        if response.status_code != 200:
+            raise AdapterError(f"openclaw: chat answered HTTP {response.status_code}: {response.text[:300]}")
+        try:
+            content = response.json()["choices"][0]["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise AdapterError(f"openclaw: garbage reply (not a chat completion): {response.text[:300]!r}") from None
+        if not isinstance(content, str):
+            raise AdapterError(f"openclaw: garbage reply content: {content!r:.300}")
+        self.record_reply(content)
+
+    async def gateway_call(self, method: str, params: dict[str, Any]) -> Any:
+        """One request over the gateway's WebSocket (operator connection); returns its payload."""
+        async with aiohttp.ClientSession() as session, session.ws_connect(
+            f"ws://127.0.0.1:{self.port}", heartbeat=None, max_msg_size=0
+        ) as ws:
+            await self._frame(ws, lambda f: f.get("type") == "event" and f.get("event") == "connect.challenge")
+            await ws.send_json({"type": "req", "id": "1", "method": "connect", "params": {
+                "minProtocol": 4, "maxProtocol": 4, "role": "operator",
+                "client": {"id": "gateway-client", "version": "0.1", "platform": "linux", "mode": "backend"},
+                "scopes": ["operator.read", "operator.write", "operator.admin"], "auth": {"token": self.token},
+            }})
+            hello = await self._frame(ws, lambda f: f.get("type") == "res" and f.get("id") == "1")
+            if not hello.get("ok"):
+                raise AdapterError(f"openclaw: gateway refused the connection: {hello.get('error')}")
+            await ws.send_json({"type": "req", "id": "2", "method": method, "params": params})
+            result = await self._frame(ws, lambda f: f.get("type") == "res" and f.get("id") == "2")
+            if not result.get("ok"):
+                raise AdapterError(f"openclaw: {method} failed: {result.get('error')}")
+            return result.get("payload")
+
+    @staticmethod
+    async def _frame(ws: aiohttp.ClientWebSocketResponse, wanted: Any) -> dict[str, Any]:
+        async for message in ws:
+            if message.type == aiohttp.WSMsgType.TEXT:
+                frame = json.loads(message.data)
+                if isinstance(frame, dict) and wanted(frame):
+                    return frame
+            elif message.type in (aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR):
+                break
+        raise AdapterError("openclaw: the gateway closed the WebSocket")
+
+    # --- memory and observations ------------------------------------------------------------------
+
+    def snapshot_memory(self, label: str) -> Path | None:
+        files = [(self.workspace / "MEMORY.md", "MEMORY.md")]
+        memory_dir = self.workspace / "memory"
+        if memory_dir.is_dir():
+            files += [(path, f"memory/{path.name}") for path in sorted(memory_dir.glob("*.md"))]
+        return self.copy_memory(label, files)
+
+    def collect_observations(self) -> None:
+        if self._log_size() < self._log_offset:
+            self._log_offset = 0
+        try:
+            with self.log_path.open("rb") as handle:
+                handle.seek(self._log_offset)
+                chunk = handle.read()
+        except OSError:
+            return
+        complete = chunk[: chunk.rfind(b"\n") + 1]
+        self._log_offset += len(complete)
+        for line in complete.decode("utf-8", errors="replace").splitlines():
+            self._parse_line(line)
+
+    def _parse_line(self, line: str) -> None:
+        if "compaction-diag" not in line or "outcome=" not in line:
+            return
+        fields = dict(re.findall(r"(\w+)=([^\s\"\\,}]+)", line))
+        if fields.get("outcome") not in ("compacted", "success", "ok", "succeeded"):
+            self.observe(Observation(kind="compaction", detail=f"outcome={fields.get('outcome')}"))
+            return
+
+        def number(*names: str) -> int | None:
+            for key in names:
+                if key in fields and fields[key].replace(".", "", 1).isdigit():
+                    return int(float(fields[key]))
+            return None
+
+        self.observe(Observation(
+            kind="compaction", tokens_before=number("tokensBefore", "tokens_before", "before"),
+            tokens_after=number("tokensAfter", "tokens_after", "after"), detail=f"outcome={fields['outcome']}",
+        ))
+
+    # --- internals --------------------------------------------------------------------------------
+
+    def _env(self, endpoint: dict[str, str]) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update({
+            "HOME": str(self.home), "OPENCLAW_STATE_DIR": str(self.home / "state"),
+            "OPENCLAW_CONFIG_PATH": str(self.home / "openclaw.json"), "OPENCLAW_GATEWAY_TOKEN": self.token,
+            "OPENCLAW_NO_AUTO_UPDATE": "1", "OPENCLAW_DISABLE_BONJOUR": "1",
+            API_KEY_ENV: endpoint["api_key"] or "none",
+            "PATH": f"{node_bin_dir()}{os.pathsep}{os.environ.get('PATH', '')}",
+        })
+        return env
+
+    def _write_config(self, endpoint: dict[str, str]) -> None:
+        model = endpoint["model"]
+        compaction: dict[str, Any] = {"mode": "safeguard" if self.compaction else "off",
+                                      "keepRecentTokens": self.keep_recent,
+                                      "memoryFlush": {"enabled": self.memory_flush}}
+        config: dict[str, Any] = {
+            "gateway": {"mode": "local", "port": self.port, "bind": "loopback",
+                        "auth": {"mode": "token", "token": "${OPENCLAW_GATEWAY_TOKEN}"},
+                        "http": {"endpoints": {"chatCompletions": {"enabled": True}}}},
+            "models": {"mode": "merge", "providers": {"bench": {
+                "baseUrl": endpoint["base_url"], "api": "openai-completions", "apiKey": "${" + API_KEY_ENV + "}",
+                "models": [{"id": model, "name": model, "contextWindow": self.context_window, "maxTokens": 4096,
+                            "input": ["text"], "reasoning": False,
+                            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}]}}},
+            "agents": {"defaults": {
+                "workspace": str(self.workspace), "model": {"primary": f"bench/{model}"},
+                "heartbeat": {"every": self.heartbeat},
+                "compaction": compaction,
+            }},
+            "plugins": {"entries": {"memory-core": {"config": {"dreaming": {"enabled": self.dreaming}}}}},
+            "memory": {"search": {"provider": "none"}},
+            "logging": {"file": str(self.log_path)},
+        }
+        path = self.home / "openclaw.json"
+        path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+
+    async def _setup(self, command: list[str], env: dict[str, str]) -> None:
+        """Seed the workspace (AGENTS.md, SOUL.md, ...) and skip the first-run ritual."""
+
+        def run() -> subprocess.CompletedProcess[str]:
+            return subprocess.run([*command, "setup", "--baseline"], env=env, cwd=self.home, capture_output=True,
+                                  text=True, timeout=self.start_timeout)
+
+        try:
+            result = await asyncio.to_thread(run)
+        except subprocess.TimeoutExpired:
+            raise AdapterError(f"openclaw: `setup --baseline` took over {self.start_timeout:.0f}s") from None
+        if result.returncode != 0:
+            output = (result.stdout + result.stderr).strip().splitlines()[-8:]
+            raise AdapterError("openclaw: `setup --baseline` failed:\n" + "\n".join(output))
+        (self.workspace / "BOOTSTRAP.md").unlink(missing_ok=True)
+
+    async def _ready(self) -> bool:
+        async with httpx.AsyncClient(timeout=3) as client:
+            response = await client.get(f"http://127.0.0.1:{self.port}/readyz")
+        return bool(response.json().get("ready"))
+
+    def _log_size(self) -> int:
+        try:
+            return self.log_path.stat().st_size
+        except OSError:
+            return 0

@@ -1,0 +1,262 @@
+"""``scripted/agent``: a deterministic model for real agents (Hermes, OpenClaw) to run on, offline.
+
+Served by ``engine.models.server``; the agent sends it its whole request (system prompt, history, tool
+schemas) and this model decides from that alone, so the agent's own machinery is what gets exercised:
+
+- "remember ..." / "note ..." with a memory-writing tool on offer: Hermes gets a ``memory`` call
+  (``action=add``); OpenClaw gets ``read`` of ``MEMORY.md`` then ``write`` of it with the fact appended.
+  After the write's tool result it answers ``Saved.``
+- a compaction request (a summarisation prompt listing ``## `` headings) gets a summary that echoes every
+  heading (OpenClaw's safeguard rejects summaries without them) with the conversation's statements.
+- "what is the date/time today" gets the date found in the latest timestamped user message
+  (``[Mon 2026-11-30 07:43 UTC] ...``) or the system prompt (``Conversation started: Monday, ...``), so
+  the agent's (possibly faked) clock is visible: ``Today is 2026-11-30 (Monday, November 30, 2026).``
+- any other question gets the best lexically matching line of the context (system prompt with injected
+  memory, and earlier messages); a statement gets ``Noted.``
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from datetime import datetime
+from typing import Any
+
+from engine.models.base import Completion, Message, ToolCall, ToolSchema, Usage
+from engine.models.scripted_recall import content_words
+from engine.models.tokens import count_text, count_tokens
+
+NAME = "scripted/agent"
+SAVED = "Saved."
+NOTED = "Noted."
+DONT_KNOW = "I don't know — you didn't tell me that."
+MEMORY_FILE = "MEMORY.md"
+MEMORY_FILE_HEADER = "# MEMORY.md\n\n"
+
+_REMEMBER = re.compile(r"^\s*(?:please\s+)?(?:remember|note)\b[:,]?\s*(?:that\s+)?(?P<fact>.+)", re.I | re.S)
+_DATE_QUESTION = re.compile(
+    r"\b(?:what(?:'s| is)\s+(?:the\s+|today's\s+)?(?:date|day|time)|what\s+day\s+is\s+it|today's\s+date)\b",
+    re.I,
+)
+_STAMP = re.compile(r"^\s*\[(?P<stamp>[^\]\n]{4,80})\]\s*")
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_STARTED = re.compile(r"Conversation started:\s*(?:[A-Za-z]+,\s*)?(?P<date>[A-Za-z]+ \d{1,2}, \d{4})")
+_HEADING = re.compile(r"^##\s+\S.*$", re.M)
+_SUMMARY_REQUEST = re.compile(r"summar(?:y|ize|ise|isation|ization)", re.I)
+_INTERNAL = ("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT", "<<<BEGIN_")
+_RUNTIME_TRAILER = re.compile(r"\n\s*Runtime: agent=.*$", re.S)
+_SENTENCES = re.compile(r"(?<=[.!])\s+|\n+")
+_BOILERPLATE_LINE = re.compile(r"^\s*(?:#|<!--|\||```|-{3,}|={3,}|═)")
+
+
+def text_of(content: Any) -> str:
+    """A message's text: a string, or the joined text parts of a content list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return ""
+
+
+def _is_internal(text: str) -> bool:
+    return text.lstrip().startswith(_INTERNAL)
+
+
+def clean_user_text(text: str) -> str:
+    """A user message without the agent's timestamp prefix and runtime trailer."""
+    return _RUNTIME_TRAILER.sub("", _STAMP.sub("", text, count=1)).strip()
+
+
+def last_user_index(messages: list[Message]) -> int:
+    """Index of the latest user message written by the user (skipping agents' internal-context turns)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.get("role") == "user" and not _is_internal(text_of(message.get("content"))):
+            return index
+    return -1
+
+
+def _tool_names(tools: list[ToolSchema] | None) -> set[str]:
+    return {str(t.get("function", {}).get("name")) for t in tools or [] if isinstance(t, dict)}
+
+
+def _calls_in_turn(messages: list[Message], start: int) -> list[tuple[str, dict[str, Any]]]:
+    """(tool name, parsed arguments) of the assistant's tool calls after the user message at ``start``."""
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for message in messages[start + 1 :]:
+        for call in message.get("tool_calls") or []:
+            function = call.get("function", {}) if isinstance(call, dict) else {}
+            try:
+                arguments = json.loads(function.get("arguments") or "{}")
+            except ValueError:
+                arguments = {}
+            calls.append((str(function.get("name", "")), arguments if isinstance(arguments, dict) else {}))
+    return calls
+
+
+def _last_tool_result(messages: list[Message]) -> str:
+    for message in reversed(messages):
+        if message.get("role") == "tool":
+            return text_of(message.get("content"))
+    return ""
+
+
+def _read_result_content(result: str) -> str:
+    """The file text inside a ``read`` tool result; '' when the file does not exist."""
+    if re.search(r"\b(ENOENT|no such file|not found|does not exist)\b", result, re.I):
+        return ""
+    return result
+
+
+class _Call:
+    counter = 0
+
+    @classmethod
+    def make(cls, name: str, arguments: dict[str, Any]) -> ToolCall:
+        cls.counter += 1
+        return ToolCall(id=f"call_mmb_{cls.counter}", name=name, arguments=json.dumps(arguments, ensure_ascii=False))
+
+
+def remember_step(messages: list[Message], start: int, fact: str, tools: set[str]) -> ToolCall | str | None:
+    """The next step of saving ``fact``: a tool call, ``Saved.``, or None when no memory tool is offered."""
+    calls = _calls_in_turn(messages, start)
+    done = {name for name, _ in calls}
+    if "memory" in tools:
+        if "memory" in done:
+            return SAVED
+        return _Call.make("memory", {"action": "add", "target": "memory", "content": fact})
+    if "write" in tools:
+        if "write" in done:
+            return SAVED
+        if "read" in tools and "read" not in done:
+            return _Call.make("read", {"path": MEMORY_FILE})
+        existing = _read_result_content(_last_tool_result(messages)) if "read" in done else ""
+        body = existing.rstrip("\n") + "\n" if existing.strip() else MEMORY_FILE_HEADER
+        return _Call.make("write", {"path": MEMORY_FILE, "content": f"{body}- {fact}\n"})
+    return None
+
+
+def _summary_prompt(messages: list[Message]) -> str | None:
+    """The text of a compaction request (the last user or system message asking for a summary)."""
+    for message in reversed(messages[-3:]):
+        text = text_of(message.get("content"))
+        if message.get("role") in ("user", "system") and _SUMMARY_REQUEST.search(text[:4000] + text[-6000:]):
+            lowered = text.lower()
+            if len(_HEADING.findall(text)) >= 3 and ("checkpoint" in lowered or "section headings" in lowered):
+                return text
+    return None
+
+
+def summary(prompt: str, messages: list[Message]) -> str:
+    """A summary echoing the prompt's ``## `` headings in order, with the conversation's statements."""
+    headings: list[str] = []
+    for heading in _HEADING.findall(prompt):
+        heading = heading.strip()
+        if heading not in headings:
+            headings.append(heading)
+    facts = _statements(prompt) + [s for m in messages[:-1] if m.get("role") == "user"
+                                     for s in _statements(clean_user_text(text_of(m.get("content"))))]
+    unique = list(dict.fromkeys(f[:300] for f in facts if not f.startswith("##")))[-40:]
+    lines = []
+    for index, heading in enumerate(headings):
+        lines.append(heading)
+        lines.append("\n".join(f"- {fact}" for fact in unique) if index == 0 and unique else "None.")
+        lines.append("")
+    return "\n".join(lines).strip() or "Summary: " + "; ".join(unique)
+
+
+def _statements(text: str) -> list[str]:
+    found = []
+    for line in _SENTENCES.split(text):
+        line = line.strip().lstrip("-•*§ ").strip()
+        if len(line) > 3 and "?" not in line and not _BOILERPLATE_LINE.match(line):
+            match = _REMEMBER.match(line)
+            found.append(match.group("fact").strip() if match else line)
+    return found
+
+
+def today(messages: list[Message], user_index: int) -> str | None:
+    """The agent's idea of today: the latest stamped user message, else 'Conversation started:'."""
+    for message in reversed(messages[: user_index + 1]):
+        if message.get("role") != "user":
+            continue
+        stamp = _STAMP.match(text_of(message.get("content")))
+        if stamp:
+            iso = _ISO_DATE.search(stamp.group("stamp"))
+            if iso:
+                moment = datetime(int(iso.group(1)), int(iso.group(2)), int(iso.group(3)))
+                return f"{moment:%Y-%m-%d} ({moment:%A, %B} {moment.day}, {moment.year})"
+    for message in messages:
+        if message.get("role") == "system":
+            started = _STARTED.search(text_of(message.get("content")))
+            if started:
+                moment = datetime.strptime(started.group("date"), "%B %d, %Y")
+                return f"{moment:%Y-%m-%d} ({moment:%A, %B} {moment.day}, {moment.year})"
+    return None
+
+
+def recall(question: str, messages: list[Message], user_index: int) -> str | None:
+    """The context line sharing the most (rarity-weighted) content words with ``question``."""
+    wanted = content_words(question)
+    if not wanted:
+        return None
+    candidates: list[str] = []
+    for index, message in enumerate(messages):
+        if index == user_index or message.get("role") not in ("system", "user", "tool"):
+            continue
+        text = text_of(message.get("content"))
+        if _is_internal(text):
+            continue
+        candidates.extend(_statements(clean_user_text(text) if message.get("role") == "user" else text))
+    frequency: Counter[str] = Counter()
+    words = [content_words(c) for c in candidates]
+    for found in words:
+        frequency.update(found & wanted)
+    best: tuple[float, str] | None = None
+    for candidate, found in zip(candidates, words, strict=True):
+        shared = found & wanted
+        if not shared:
+            continue
+        score = sum(1.0 / math.sqrt(frequency[w]) for w in shared)
+        if best is None or score >= best[0]:
+            best = (score, candidate)
+    return best[1] if best else None
+
+
+def respond(messages: list[Message], tools: list[ToolSchema] | None) -> ToolCall | str:
+    """The next step for this request: a tool call or the reply text."""
+    prompt = _summary_prompt(messages)
+    if prompt is not None:
+        return summary(prompt, messages)
+    index = last_user_index(messages)
+    if index < 0:
+        return NOTED
+    question = clean_user_text(text_of(messages[index].get("content")))
+    remember = _REMEMBER.match(question)
+    if remember:
+        step = remember_step(messages, index, remember.group("fact").strip(), _tool_names(tools))
+        return step if step is not None else NOTED
+    if _DATE_QUESTION.search(question):
+        date = today(messages, index)
+        return f"Today is {date}." if date else "I don't know today's date."
+    if "?" in question:
+        return recall(question, messages, index) or DONT_KNOW
+    return NOTED
+
+
+class ScriptedAgentModel:
+    """A ChatModel for real agents: deterministic, tool-using, reads only what the agent sends."""
+
+    def __init__(self) -> None:
+        self.name = NAME
+
+    async def complete(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> Completion:
+        """One step: a memory tool call, or a reply; usage counts the whole request like a real model."""
+        step = respond(messages, tools)
+        prompt_tokens = count_tokens(messages) + count_text(json.dumps(tools)) if tools else count_tokens(messages)
+        if isinstance(step, ToolCall):
+            usage = Usage(prompt_tokens=prompt_tokens, completion_tokens=count_text(step.arguments))
+            return Completion(content=None, tool_calls=[step], usage=usage)
+        return Completion(content=step, usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=count_text(step)))

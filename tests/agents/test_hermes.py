@@ -1,0 +1,210 @@
+"""Hermes Agent 0.19.0 driven by the hermes adapter against the scripted agent model (``scripted/agent``).
+
+Slow-ish integration tests (a real gateway per test, ~2 s to start): marked ``agents``. The pinned install
+is made on first use (``adapters.install``) and cached in ``$MMB_AGENTS_DIR`` between runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import stat
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.base import AdapterContext, AdapterError
+from adapters.hermes import HermesAdapter
+from adapters.install import install_hermes
+from engine.clock import Clock
+
+pytestmark = pytest.mark.agents
+
+FACT = "Remember that my cat is called Zorblax."
+QUESTION = "What is my cat called?"
+LONG_WORDS = "harbour lantern quartz meadow falcon ember glacier orchid cobalt thistle".split()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def hermes_installed() -> None:
+    install_hermes()
+
+
+Factory = Callable[..., HermesAdapter]
+
+
+@pytest.fixture
+async def make_adapter(tmp_path: Path) -> AsyncIterator[Factory]:
+    made: list[HermesAdapter] = []
+
+    def factory(**options: Any) -> HermesAdapter:
+        ctx = AdapterContext(run_id="hermes-test", run_dir=tmp_path / "run", options=options, clock=Clock(),
+                             make_model=lambda name: None)  # type: ignore[arg-type,return-value]
+        adapter = HermesAdapter(ctx)
+        made.append(adapter)
+        return adapter
+
+    yield factory
+    for adapter in made:
+        await adapter.close()
+        assert not adapter.process.alive()
+
+
+async def ask(adapter: HermesAdapter, text: str) -> str:
+    before = adapter.next_seq - 1
+    await adapter.send_message(text)
+    replies = await adapter.get_responses(before)
+    assert [r.seq for r in replies] == list(range(before + 1, adapter.next_seq))
+    return replies[-1].text
+
+
+async def test_round_trip(make_adapter: Factory) -> None:
+    adapter = make_adapter()
+    await adapter.create_session("round trip")
+    assert await ask(adapter, "Hello there.") == "Noted."
+    assert (await adapter.get_responses(0))[0].seq == 1
+    assert await adapter.get_responses(1) == []
+
+
+async def test_memory_written_by_the_agent_is_visible_in_the_next_conversation(make_adapter: Factory) -> None:
+    adapter = make_adapter()
+    await adapter.create_session("memory")
+    assert await ask(adapter, FACT) == "Saved."
+    assert "Zorblax" in (adapter.home / "memories" / "MEMORY.md").read_text()
+    await adapter.start_new_conversation()
+    assert "Zorblax" in await ask(adapter, QUESTION)
+
+
+async def test_new_conversation_keeps_memory_but_not_context(make_adapter: Factory) -> None:
+    adapter = make_adapter()
+    await adapter.create_session("context")
+    await ask(adapter, FACT)
+    await ask(adapter, "My favourite colour is teal.")
+    assert "teal" in await ask(adapter, "What is my favourite colour?")
+    await adapter.start_new_conversation()
+    assert "teal" not in await ask(adapter, "What is my favourite colour?")
+    assert "Zorblax" in await ask(adapter, QUESTION)
+
+
+async def test_compaction_is_observed_and_reported(make_adapter: Factory) -> None:
+    adapter = make_adapter(hermes_context_length=64000, hermes_compression_protect_last_n=2)
+    await adapter.create_session("compaction")
+    for turn in range(6):
+        filler = " ".join(f"{LONG_WORDS[(i + turn) % 10]}{i}" for i in range(7000))
+        await ask(adapter, f"Part {turn} of my notes. {filler}")
+        status = await adapter.get_status()
+        assert status is not None
+        compactions = [o for o in status.observations if o.kind == "compaction"]
+        if compactions:
+            break
+    assert compactions, "no compaction observed"
+    first = compactions[0]
+    assert first.tokens_before and first.tokens_after and first.tokens_after < first.tokens_before
+    assert status.context_tokens and status.context_tokens > 0
+
+
+async def test_full_reset_forgets_everything(make_adapter: Factory) -> None:
+    adapter = make_adapter()
+    await adapter.create_session("reset")
+    await ask(adapter, FACT)
+    await adapter.destroy_session()
+    assert not adapter.process.alive()
+    assert not (adapter.home / "memories" / "MEMORY.md").exists()
+    await adapter.create_session("after reset")
+    assert "Zorblax" not in await ask(adapter, QUESTION)
+
+
+async def test_memory_snapshot_lands_in_the_results_folder(make_adapter: Factory) -> None:
+    adapter = make_adapter()
+    await adapter.create_session("snapshot")
+    await ask(adapter, FACT)
+    folder = adapter.snapshot_memory("phase 1")
+    assert folder == adapter.ctx.run_dir / "memory" / "phase_1"
+    assert "Zorblax" in (folder / "MEMORY.md").read_text()
+
+
+async def test_virtual_time_moves_the_agents_clock(make_adapter: Factory) -> None:
+    adapter = make_adapter()
+    await adapter.set_virtual_time("2031-03-14T09:30:00")
+    await adapter.create_session("time")
+    assert "2031-03-14" in await ask(adapter, "What is the date today?")
+    await adapter.set_virtual_time("2031-03-20T09:30:00")
+    await adapter.start_new_conversation()  # Hermes stamps the date when a session starts
+    assert "2031-03-20" in await ask(adapter, "What is the date today?")
+
+
+# --- faults ---------------------------------------------------------------------------------------
+
+
+def test_options_are_validated(tmp_path: Path) -> None:
+    def make(**options: Any) -> HermesAdapter:
+        ctx = AdapterContext("r", tmp_path, options, Clock(), lambda name: None)  # type: ignore[arg-type,return-value]
+        return HermesAdapter(ctx)
+
+    with pytest.raises(ValueError, match="hermes_compression_threshold"):
+        make(hermes_compression_threshold=2)
+    with pytest.raises(ValueError, match="hermes_context_length"):
+        make(hermes_context_length=1000)
+    with pytest.raises(ValueError, match="hermes_host_tools"):
+        make(hermes_host_tools="yes")
+    with pytest.raises(ValueError, match="hermes_bogus"):
+        make(hermes_bogus=1)
+
+
+def _fake_hermes(tmp_path: Path, behaviour: str) -> Path:
+    """A stand-in ``hermes`` executable: 'fail' exits at once, 'garbage' serves /health and a non-JSON chat."""
+    script = tmp_path / "fake-hermes"
+    script.write_text(
+        f"#!{sys.executable}\n"
+        "import os, sys\n"
+        f"if {behaviour!r} == 'fail':\n"
+        "    print('boom: cannot start'); sys.exit(3)\n"
+        "from aiohttp import web\n"
+        "env = dict(l.split('=', 1) for l in open(os.environ['HERMES_HOME'] + '/.env').read().split())\n"
+        "app = web.Application()\n"
+        "app.router.add_get('/health', lambda r: web.json_response({'status': 'ok'}))\n"
+        "app.router.add_post('/api/sessions', lambda r: web.json_response({}, status=201))\n"
+        "app.router.add_post('/api/sessions/{id}/chat', lambda r: web.Response(text='<html>oops</html>'))\n"
+        "web.run_app(app, host='127.0.0.1', port=int(env['API_SERVER_PORT']))\n"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return script
+
+
+async def test_failing_start_raises_with_the_reason(make_adapter: Factory, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("adapters.hermes.hermes_executable", lambda: _fake_hermes(tmp_path, "fail"))
+    adapter = make_adapter()
+    with pytest.raises(AdapterError, match="boom: cannot start"):
+        await adapter.create_session("fails")
+    assert not adapter.process.alive()
+
+
+async def test_garbage_reply_raises(make_adapter: Factory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("adapters.hermes.hermes_executable", lambda: _fake_hermes(tmp_path, "garbage"))
+    adapter = make_adapter()
+    await adapter.create_session("garbage")
+    with pytest.raises(AdapterError, match="garbage reply"):
+        await adapter.send_message("hello")
+
+
+async def test_crash_mid_run_raises_and_releases(make_adapter: Factory) -> None:
+    adapter = make_adapter()
+    await adapter.create_session("crash")
+    assert adapter.process.pid is not None
+    os.killpg(adapter.process.pid, signal.SIGKILL)
+    await asyncio.sleep(0.5)
+    with pytest.raises(AdapterError, match="not running"):
+        await adapter.send_message("are you there?")
+
+
+async def test_hang_past_the_timeout_raises(make_adapter: Factory) -> None:
+    adapter = make_adapter(model="scripted/agent?faults=1:hang", reply_timeout=3)
+    await adapter.create_session("hang")
+    with pytest.raises(AdapterError, match="no reply"):
+        await adapter.send_message("hello")
+    assert not adapter.thinking
