@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.benchmark.templates import render_templates
@@ -98,39 +95,3 @@ def append_report(run: Run) -> None:
         if handle.tell() > 0:
             handle.write("\n")
         handle.write(text)
-
-
-@dataclass
-class ReportEntry:
-    header: str  # "2026-07-26 16:10 — openclaw-1: max @ openclaw"
-    run_id: str
-    lines: list[str] = field(default_factory=list)
-
-    def text(self) -> str:
-        return "\n".join([f"## {self.header}", *self.lines]) + "\n"
-
-
-_HEADER = re.compile(r"^## (.+? — (?P<run>[^:]+): .+)$")
-
-
-def parse_report(text: str) -> list[ReportEntry]:
-    """Entries in file order; continuation lines (wrapped by hand) join the line before."""
-    entries: list[ReportEntry] = []
-    for line in text.splitlines():
-        match = _HEADER.match(line)
-        if match:
-            entries.append(ReportEntry(header=match.group(1), run_id=match.group("run").strip()))
-        elif entries and line.strip():
-            if line.startswith("📊") or not entries[-1].lines:
-                entries[-1].lines.append(line)
-            else:
-                entries[-1].lines[-1] += " " + line.strip()
-    return entries
-
-
-def read_entries(results_dir: Path, run_id: str | None = None) -> list[ReportEntry]:
-    path = results_dir / REPORT_NAME
-    if not path.exists():
-        return []
-    entries = parse_report(path.read_text(encoding="utf-8"))
-    return [e for e in entries if run_id is None or e.run_id == run_id]

@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
             return main_serve(args.port, args.host, args.config if Path(args.config).exists() else None)
         config = _config(args.config)
         if args.command == "report":
-            from engine.report import read_entries
+            from engine.report_entries import read_entries
 
             entries = read_entries(config.results_path(), args.run)
             if not entries:

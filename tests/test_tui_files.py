@@ -10,7 +10,7 @@ from conftest_tui import Scene, no_blinking_cursor, scene, settle, wait_until  #
 from tui_fakes import REPORT_MD, write_config
 
 from engine.events import MessageSent
-from mmb_tui.report_entries import load_report, parse_report_entries
+from engine.report_entries import load_report, parse_report_entries
 from mmb_tui.transcript_files import read_tail_events
 from mmb_tui.widgets.runs_table import RunsTable
 

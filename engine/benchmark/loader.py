@@ -88,7 +88,7 @@ def load_with_problems(path: Path) -> tuple[Benchmark | None, list[Problem]]:
         _check_templates(instructions, str(path / "instructions.md"), 1, problems)
     reader = _ChapterReader(start_time=config.get("start_time"))
     for chapter in chapters:
-        if (path / chapter).is_file():
+        if _inside(chapter) and (path / chapter).is_file():
             problems += reader.read(_read_text(path / chapter, problems), chapter, str(path / chapter))
     bench = Benchmark(
         name=path.name,
@@ -104,6 +104,11 @@ def load_with_problems(path: Path) -> tuple[Benchmark | None, list[Problem]]:
         start_time=config.get("start_time"),
     )
     return bench, problems
+
+
+def _inside(chapter: str) -> bool:
+    """Whether a chapter entry names a file inside the benchmark folder."""
+    return not Path(chapter).is_absolute() and ".." not in Path(chapter).parts
 
 
 def _read_text(file: Path, problems: list[Problem]) -> str:
@@ -204,7 +209,7 @@ def _check_chapter_files(path: Path, chapters: list[str], problems: list[Problem
             )
         seen.add(chapter)
         file = path / chapter
-        if Path(chapter).is_absolute() or ".." in Path(chapter).parts:
+        if not _inside(chapter):
             problems.append(
                 Problem(
                     file=str(config_file), line=line, message=f"chapter {chapter!r} must be inside the folder"

@@ -15,8 +15,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, Tree
 from textual.widgets.tree import TreeNode
 
+from engine.report_entries import ImperfectAnswer, ReportEntry, load_report
 from mmb_tui.event_render import score_style
-from mmb_tui.report_entries import ImperfectAnswer, ReportEntry, load_report
 
 AnswerRef = tuple[str, str]  # run id, check id
 

@@ -1,4 +1,6 @@
-"""Parsing ``results/report.md`` (SPEC §9) for the report browser, tolerant of wrapped lines.
+"""Reading ``results/report.md`` (SPEC §9) back: for ``mmb-tui report`` and the report browser.
+
+Tolerant of wrapped lines.
 
 An entry starts with ``## <date> — <run>: <bench> @ <agent>``; its figures are ``📊`` lines. A line that
 starts with neither is a continuation of the previous ``📊`` line (an editor or a pager wrapped it).
@@ -20,6 +22,7 @@ _IMPERFECT = re.compile(
 )
 _EVALUATIONS = re.compile(r"^Evaluations:\s*(?P<count>\d+)(?:,\s*average\s*(?P<avg>[\d.]+))?")
 _COVERAGE = re.compile(r"^Check coverage:\s*(?P<value>\S+)")
+_LINK = re.compile(r"\s*\[transcript #(\d+)\]\s*$")
 _RUN_TIME = re.compile(r"^Run time:\s*(?P<value>.+)$")
 
 
@@ -33,6 +36,7 @@ class ImperfectAnswer:
     comment: str
     attempt: int = 1
     note: str = ""  # "2nd attempt", as written
+    transcript_n: int | None = None  # the evaluation's event number in the run's transcript
 
 
 @dataclass
@@ -52,6 +56,10 @@ class ReportEntry:
     def title(self) -> str:
         return f"{self.date} — {self.run_id}: {self.benchmark} @ {self.agent}"
 
+    def text(self) -> str:
+        """The entry as written in report.md (wrapped lines joined)."""
+        return "\n".join([f"## {self.title}", *(f"{MARK} {line}" for line in self.lines)]) + "\n"
+
     def summary_lines(self) -> list[str]:
         """The 📊 lines other than the imperfect answers themselves."""
         return [line for line in self.lines if not _IMPERFECT.match(line)]
@@ -64,6 +72,9 @@ def parse_imperfect(line: str) -> ImperfectAnswer | None:
     rest = match["rest"]
     question, _, after = rest.partition(" | expected: ")
     expected, _, got_part = after.partition(" | got: ")
+    link = _LINK.search(got_part)
+    if link:
+        got_part = got_part[: link.start()]
     got, sep, comment = got_part.rpartition(" — ")
     if not sep:
         got, comment = got_part, ""
@@ -77,6 +88,7 @@ def parse_imperfect(line: str) -> ImperfectAnswer | None:
         comment=comment.strip(),
         attempt=2 if note.startswith("2") else 1,
         note=note,
+        transcript_n=int(link.group(1)) if link else None,
     )
 
 
@@ -116,6 +128,15 @@ def parse_report_entries(text: str) -> list[ReportEntry]:
     if current is not None:
         _finish(current)
     return entries
+
+
+def read_entries(results_dir: Path, run_id: str | None = None) -> list[ReportEntry]:
+    """Entries of ``results_dir/report.md`` in file order, optionally of one run."""
+    try:
+        text = (results_dir / "report.md").read_text(encoding="utf-8")
+    except OSError:
+        return []
+    return [e for e in parse_report_entries(text) if run_id is None or e.run_id == run_id]
 
 
 def load_report(path: Path) -> list[ReportEntry]:
