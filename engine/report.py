@@ -1,4 +1,4 @@
-"""``results/report.md``: one entry per ended run (SPEC §9), and reading entries back."""
+"""``results/report.md``: one entry per ended run (SPEC §9). Reading entries back: ``report_entries.py``."""
 
 from __future__ import annotations
 

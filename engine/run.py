@@ -559,21 +559,9 @@ class Run:
                 self.emit(OperatorActed(action="next_phase", detail="forced" if force else "gates passed"))
                 self._append({"role": "user", "content": f"[Operator: the scenario moves on.]\n\n{text}"}, phase_start=not self.state.finished)
             case EditFact(sheet=sheet, fact_id=fact_id, text=text):
-                try:
-                    result = self.notebook.edit(sheet, fact_id, text)
-                except ToolError as exc:
-                    self.emit(OperatorActed(action="edit_fact", detail=f"refused: {exc}"))
-                    return
-                self.emit(OperatorActed(action="edit_fact", detail=result))
-                self._append({"role": "user", "content": f"[Platform note: your sheet changed. {result}]"})
+                self._change_sheet("edit_fact", lambda: self.notebook.edit(sheet, fact_id, text))
             case AddFact(sheet=sheet, category=category, text=text):
-                try:
-                    result = self.notebook.add(sheet, category, text)
-                except ToolError as exc:
-                    self.emit(OperatorActed(action="add_fact", detail=f"refused: {exc}"))
-                    return
-                self.emit(OperatorActed(action="add_fact", detail=result))
-                self._append({"role": "user", "content": f"[Platform note: your sheet changed. {result}]"})
+                self._change_sheet("add_fact", lambda: self.notebook.add(sheet, category, text))
             case NewSession():
                 self.emit(OperatorActed(action="new_session"))
                 await self.new_session(by_operator=True)
@@ -581,6 +569,17 @@ class Run:
                 self.emit(OperatorActed(action="persona_note", detail=text))
                 self._append({"role": "user", "content": f"[A note for you from the operator: {text}]"})
         self.save()
+
+
+    def _change_sheet(self, action: str, change: Callable[[], str]) -> None:
+        """An operator's edit of a live sheet: applied at once, and the persona is told."""
+        try:
+            result = change()
+        except ToolError as exc:
+            self.emit(OperatorActed(action=action, detail=f"refused: {exc}"))
+            return
+        self.emit(OperatorActed(action=action, detail=result))
+        self._append({"role": "user", "content": f"[Platform note: your sheet changed. {result}]"})
 
 
 class _JsHost:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from engine_helpers import ROOT, fast, make_config
+
 from engine.run import TerminationReason
 from engine.scheduler import Scheduler
-from engine_helpers import ROOT, fast, make_config
 
 
 async def test_max_and_multiday_play_to_the_end_with_full_coverage(tmp_path: Path) -> None:
