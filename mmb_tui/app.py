@@ -58,7 +58,8 @@ HELP: list[HelpSection] = [
         [
             ("v", "phase pane: phase text, checks, untold facts, virtual clock"),
             ("r", "report browser (o opens an answer in its transcript)"),
-            ("ctrl+p", "command palette (themes: light, dark, ...)"),
+            ("t", "switch between the dark and the light theme"),
+            ("ctrl+p", "command palette (more themes, ...)"),
             ("? / f1", "this help"),
             ("q / ctrl+q", "quit (asks when runs are in flight)"),
         ],
@@ -86,6 +87,7 @@ class MmbApp(App[None]):
     BINDINGS = [
         Binding("question_mark,f1", "help", "Help"),
         Binding("q", "request_quit", "Quit"),
+        Binding("t", "toggle_theme", "Theme", show=False),
         Binding("ctrl+q", "request_quit", "Quit", show=False, priority=True),
     ]
 
@@ -177,6 +179,9 @@ class MmbApp(App[None]):
         return True
 
     # ---- help and quitting -----------------------------------------------------------------------
+
+    def action_toggle_theme(self) -> None:
+        self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

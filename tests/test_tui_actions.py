@@ -187,3 +187,13 @@ async def test_split_view_shows_each_run_in_its_own_column(scene: Scene) -> None
     async with scene.app().run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert len([c for c in pilot.app.query("RunColumn") if c.display]) == 1
+
+
+async def test_t_switches_between_dark_and_light_themes(scene: Scene) -> None:  # noqa: F811
+    app = scene.app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        first = app.theme
+        await pilot.press("t")
+        assert app.theme != first and app.theme in ("textual-light", "textual-dark")
+        await pilot.press("t")
+        assert app.theme == ("textual-dark" if first == "textual-dark" else app.theme)
