@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, time, timedelta
 
 from engine.benchmark.model import Phase
 from engine.benchmark.templates import render_templates
@@ -60,14 +60,20 @@ def gate_problems(state: RunState, phase: Phase, time_gate: bool, now: datetime)
 _TIME = re.compile(r"^(\d{1,2}):(\d{2})$")
 
 
-def parse_wait_target(until: str, now: datetime) -> datetime:
-    """``HH:MM`` (next occurrence, today if still ahead) or ``YYYY-MM-DD HH:MM`` / ISO."""
+def parse_wait_target(until: str, now: datetime, phase_day: date | None = None) -> datetime:
+    """``HH:MM`` or ``YYYY-MM-DD HH:MM`` / ISO.
+
+    A time of day means the next occurrence, except in a phase whose date line is still ahead: then it
+    is that time on the phase's day (the date line fixes the phase's date).
+    """
     text = until.strip()
     match = _TIME.match(text)
     if match:
         hour, minute = int(match.group(1)), int(match.group(2))
         if hour > 23 or minute > 59:
             raise ValueError(f"not a time of day: {until!r}")
+        if phase_day is not None and phase_day > now.date():
+            return datetime.combine(phase_day, time(hour, minute))
         target = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
         return target if target >= now else target + timedelta(days=1)
     try:

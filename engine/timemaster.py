@@ -40,7 +40,7 @@ class TimeMaster:
             raise ToolError("wait is only available in virtual-time scenarios; this one runs in real time")
         clock, settings = run.clock, run.settings
         try:
-            target = parse_wait_target(until, clock.now())
+            target = parse_wait_target(until, clock.now(), run.current_phase().date)
         except ValueError as exc:
             raise ToolError(str(exc)) from None
         while clock.now() < target:

@@ -176,3 +176,17 @@ async def test_wait_is_refused_in_real_time_scenarios(tmp_path: Path) -> None:
     run = build_run(config, "r", tune=quick)
     with pytest.raises(ToolError, match="only available in virtual-time scenarios"):
         await run.tool_wait("07:30")
+
+
+def test_a_time_of_day_in_a_phase_dated_ahead_means_that_day() -> None:
+    from datetime import date
+
+    from engine.phases import parse_wait_target
+
+    evening = datetime(2026, 3, 2, 21, 0)
+    assert parse_wait_target("21:30", evening) == datetime(2026, 3, 2, 21, 30)  # next occurrence: tonight
+    assert parse_wait_target("21:30", evening, date(2026, 3, 3)) == datetime(2026, 3, 3, 21, 30)  # the phase's day
+    assert parse_wait_target("07:30", evening, date(2026, 3, 2)) == datetime(2026, 3, 3, 7, 30)
+    assert parse_wait_target("2026-03-05 08:00", evening) == datetime(2026, 3, 5, 8, 0)
+    with pytest.raises(ValueError, match="HH:MM"):
+        parse_wait_target("soon", evening)
