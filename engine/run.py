@@ -230,6 +230,8 @@ class Run:
                 if failures > self.settings.fault_retries:
                     return TerminationReason.WAITING
                 await asyncio.sleep(min(self.settings.fault_backoff * 2 ** (failures - 1), 300))
+                if isinstance(exc, AdapterError) and not await self._revive_agent():
+                    continue
                 self.set_status("running")
             if self.state.persona_turns_in_phase > self.settings.max_turns_per_phase:
                 self.set_status("waiting", f"the persona is stuck in phase {self.state.phase_index + 1}")
@@ -448,6 +450,18 @@ class Run:
         self.adapter.snapshot_memory(f"before-session-phase-{self.state.phase_index + 1}")
         await self.adapter.start_new_conversation()
         self.emit(SessionSwitched(by_operator=by_operator))
+
+    async def _revive_agent(self) -> bool:
+        """After an agent failure: stop what is left of it and start it again over its memory."""
+        try:
+            await self.adapter.close()
+            await self.adapter.create_session(self.run_id)
+            if self.bench.time_master:
+                await self._tell_agent_time()
+        except AdapterError as exc:
+            self.emit(ErrorOccurred(message=f"agent did not come back: {exc}", where="agent"))
+            return False
+        return True
 
     async def _tell_agent_time(self) -> None:
         if self.adapter.supports_virtual_time:

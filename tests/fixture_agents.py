@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from adapters.base import AdapterContext, AgentAdapter, AgentMessage, AgentStatus, Observation
+from adapters.base import AdapterContext, AdapterError, AgentAdapter, AgentMessage, AgentStatus, Observation
 from engine.models.base import Message
 from engine.models.scripted_recall import answer
 
@@ -62,3 +62,24 @@ class ForgetfulAgent(AgentAdapter):
     async def get_status(self) -> AgentStatus:
         observations, self.pending = self.pending, []
         return AgentStatus(state="sleeping", observations=observations)
+
+
+class FlakyAgent(ForgetfulAgent):
+    """Crashes on its 4th message; works again once the engine restarts it."""
+
+    name: ClassVar[str] = "flaky"
+
+    def __init__(self, ctx: AdapterContext) -> None:
+        super().__init__(ctx)
+        self.alive = False
+
+    async def create_session(self, name: str) -> None:
+        await super().create_session(name)
+        self.alive = True
+
+    async def send_message(self, text: str) -> None:
+        if self.received == 3 and self.sessions == 1:
+            self.alive = False
+        if not self.alive:
+            raise AdapterError("flaky: the agent process crashed")
+        await super().send_message(text)

@@ -89,3 +89,14 @@ async def test_missing_key_is_a_clear_one_line_error(tmp_path: Path, monkeypatch
     with pytest.raises(BuildError, match="MMB_ABSENT_KEY is not set") as info:
         build_run(config, "r")
     assert "\n" not in str(info.value)
+
+
+async def test_an_agent_that_fails_is_revived_and_the_run_goes_on(tmp_path: Path) -> None:
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": "fixture_agents:FlakyAgent"}})
+    run = await play(config, "r")
+    assert run.termination is TerminationReason.FINISHED
+    evts = events(config, "r")
+    assert any("crashed" in e.message for e in kinds(evts, "error"))
+    assert run.adapter.sessions == 2  # type: ignore[attr-defined]  # started again after the crash
+    assert [e.status for e in kinds(evts, "status")].count("waiting") == 1
+    assert len(run.state.evaluations) == 5
