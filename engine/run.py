@@ -12,7 +12,6 @@ import enum
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -603,6 +602,3 @@ class _JsHost:
     async def new_session(self) -> None:
         await self.run.new_session()
 
-
-def clock_label(moment: datetime) -> str:
-    return f"{moment:%a %d %b %Y %H:%M}"

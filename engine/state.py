@@ -69,7 +69,6 @@ class RunState(BaseModel):
     agent_observations: list[AgentObservation] = Field(default_factory=list)
     agent_seq: int = 0
     adapter_state: dict[str, Any] = Field(default_factory=dict)
-    inflight_message: str | None = None  # a persona message being delivered when the state was saved
 
     usage: dict[str, Any] = Field(default_factory=dict)
     run_seconds: float = 0.0  # real time spent running, over all sessions
