@@ -74,3 +74,28 @@ async def test_operator_actions_drive_a_real_run(tmp_path: Path) -> None:
         await wait_until(pilot, lambda: not scheduler.running("demo-1"))
     assert not app.is_running
     assert (tmp_path / "results" / "demo-1" / "state.json").exists()
+
+
+async def test_quitting_mid_run_then_the_next_app_resumes_it(tmp_path: Path) -> None:
+    config_path = _config(tmp_path)
+    transcript = tmp_path / "results" / "demo-1" / "transcript.jsonl"
+    scheduler = Scheduler(load_config(config_path), tune=fast)
+    app = make_app(scheduler, config_path, clock_frozen=True, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("s")
+        await wait_until(pilot, lambda: scheduler.view("demo-1").evaluations == 0 and scheduler.view("demo-1").phase_index >= 1)
+        await pilot.press("q")
+        assert isinstance(app.screen, ConfirmScreen)  # runs in flight: it asks first
+        await pilot.press("y")
+        await wait_until(pilot, lambda: not scheduler.running("demo-1"))
+    stopped_at = json.loads((tmp_path / "results" / "demo-1" / "state.json").read_text())
+    assert not stopped_at["finished"] and stopped_at["phases_started"] >= 2
+
+    scheduler = Scheduler(load_config(config_path), tune=fast)
+    app = make_app(scheduler, config_path, clock_frozen=True, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("s")
+        await wait_until(pilot, lambda: scheduler.view("demo-1").status == "finished", timeout=60)
+    started = [e for e in read_events(transcript) if e.kind == "run_started"]
+    assert [e.resumed for e in started] == [False, True]
+    assert "Check coverage: 6/6" in (tmp_path / "results" / "report.md").read_text()
