@@ -100,3 +100,11 @@ async def test_an_agent_that_fails_is_revived_and_the_run_goes_on(tmp_path: Path
     assert run.adapter.sessions == 2  # type: ignore[attr-defined]  # started again after the crash
     assert [e.status for e in kinds(evts, "status")].count("waiting") == 1
     assert len(run.state.evaluations) == 5
+
+
+async def test_provider_reasoning_is_kept_as_persona_thinking(tmp_path: Path, server_port: int) -> None:
+    models = {"p": {"base_url": f"http://127.0.0.1:{server_port}/v1", "model": "scripted/persona?reasoning=1"}}
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL, "persona": "p"}}, models=models)
+    await play(config, "r")
+    thinking = kinds(events(config, "r"), "persona_thinking")
+    assert thinking and all(e.text.strip() for e in thinking)
