@@ -4,16 +4,19 @@ One gateway per run with ``HOME``, state dir, config and workspace under ``run_d
 resumes, wiped by ``destroy_session``). Chat goes to the gateway's ``/v1/chat/completions`` pinned to the
 main session; a new conversation over the same memory is the gateway's ``sessions.reset`` over its
 WebSocket (as ``/new`` in a chat app). Heartbeat and dreaming are off unless asked for. Compactions are read
-from the gateway log. See ``/notes/openclaw.md``.
+from the agent's SQLite transcript (its ``compaction`` rows, with tokens before and after: a successful
+compaction is logged at debug level only) and failed ones from the gateway log. See ``/notes/openclaw.md``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
 import secrets
+import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -37,6 +40,9 @@ OPTIONS = {
 SESSION = "main"
 SESSION_KEY = f"agent:main:{SESSION}"
 API_KEY_ENV = "BENCH_LLM_API_KEY"
+TRANSCRIPT_DB = Path("state") / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+# large transcript events are stored zstd-compressed; Node 24 (installed for OpenClaw) can inflate them
+_INFLATE_JS = 'process.stdout.write(require("zlib").zstdDecompressSync(require("fs").readFileSync(0)))'
 
 
 class OpenClawAdapter(LocalAgentAdapter):
@@ -63,6 +69,7 @@ class OpenClawAdapter(LocalAgentAdapter):
         self.port = 0
         self.token = ""
         self._log_offset = 0
+        self._seen_compactions: set[str] = set()
 
     # --- lifecycle --------------------------------------------------------------------------------
 
@@ -77,6 +84,7 @@ class OpenClawAdapter(LocalAgentAdapter):
         if not (self.workspace / "AGENTS.md").exists():
             await self._setup(command, env)
         self._log_offset = self._log_size()
+        self._seen_compactions = {key for key, _ in self._compaction_rows()}  # a resumed run: already reported
         self.process.start([*command, "gateway", "run"], self.process_env(env), self.home)
         await self.process.wait_ready(self._ready, self.start_timeout, interval=0.5)
 
@@ -85,6 +93,7 @@ class OpenClawAdapter(LocalAgentAdapter):
         self.wipe_agent_dir()
         self.conversation = 1
         self._log_offset = 0
+        self._seen_compactions = set()
 
     async def start_new_conversation(self) -> None:
         self.require_running()
@@ -156,6 +165,14 @@ class OpenClawAdapter(LocalAgentAdapter):
         return self.copy_memory(label, files)
 
     def collect_observations(self) -> None:
+        for key, event in self._compaction_rows():
+            if key not in self._seen_compactions:
+                self._seen_compactions.add(key)
+                self.observe(Observation(
+                    kind="compaction", tokens_before=_tokens(event.get("tokensBefore")),
+                    tokens_after=_tokens(event.get("tokensAfter")),
+                    detail="compacted",
+                ))
         if self._log_size() < self._log_offset:
             self._log_offset = 0
         try:
@@ -170,23 +187,43 @@ class OpenClawAdapter(LocalAgentAdapter):
             self._parse_line(line)
 
     def _parse_line(self, line: str) -> None:
+        """A failed compaction (logged as a warning); successful ones come from the transcript database."""
         if "compaction-diag" not in line or "outcome=" not in line:
             return
-        fields = dict(re.findall(r"(\w+)=([^\s\"\\,}]+)", line))
-        if fields.get("outcome") not in ("compacted", "success", "ok", "succeeded"):
-            self.observe(Observation(kind="compaction", detail=f"outcome={fields.get('outcome')}"))
+        outcome = re.search(r"\boutcome=([^\s\"\\,}]+)", line)
+        if outcome is None or outcome.group(1) == "compacted":
             return
-
-        def number(*names: str) -> int | None:
-            for key in names:
-                if key in fields and fields[key].replace(".", "", 1).isdigit():
-                    return int(float(fields[key]))
-            return None
-
+        reason = re.search(r"\breason=([^\s\"\\,}]+)", line)
         self.observe(Observation(
-            kind="compaction", tokens_before=number("tokensBefore", "tokens_before", "before"),
-            tokens_after=number("tokensAfter", "tokens_after", "after"), detail=f"outcome={fields['outcome']}",
+            kind="compaction", detail=f"outcome={outcome.group(1)}" + (f" reason={reason.group(1)}" if reason else ""),
         ))
+
+    def _compaction_rows(self) -> list[tuple[str, dict[str, Any]]]:
+        """``(id, compaction event)`` of every compaction in the agent's transcript database (read-only)."""
+        path = self.home / TRANSCRIPT_DB
+        if not path.is_file():
+            return []
+        rows: list[tuple[str, dict[str, Any]]] = []
+        try:
+            with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2)) as db:
+                found = db.execute(
+                    "SELECT session_id, seq, event_json, navigation_json, event_zstd FROM transcript_events "
+                    "WHERE event_json LIKE '%\"type\":\"compaction\"%' "
+                    "OR navigation_json LIKE '%\"navigation\":{\"type\":\"compaction\"%' ORDER BY created_at, seq"
+                ).fetchall()
+        except sqlite3.Error:
+            return []
+        for session_id, seq, event_json, navigation_json, event_zstd in found:
+            key = f"{session_id}:{seq}"
+            if key in self._seen_compactions:
+                rows.append((key, {}))
+                continue
+            event = _json_object(event_json) or _json_object(_inflate(event_zstd))
+            if not event:  # compressed and not inflatable: the navigation record still has tokensBefore
+                event = _json_object(navigation_json).get("navigation") or {}
+            if isinstance(event, dict) and event.get("type") == "compaction":
+                rows.append((key, event))
+        return rows
 
     # --- internals --------------------------------------------------------------------------------
 
@@ -253,3 +290,29 @@ class OpenClawAdapter(LocalAgentAdapter):
             return self.log_path.stat().st_size
         except OSError:
             return 0
+
+
+def _tokens(value: Any) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _json_object(text: Any) -> dict[str, Any]:
+    if not isinstance(text, (str, bytes)) or not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _inflate(blob: Any) -> bytes | None:
+    """A zstd-compressed transcript event, inflated by OpenClaw's own Node (Python 3.11 has no zstd)."""
+    if not isinstance(blob, bytes) or not blob:
+        return None
+    try:
+        result = subprocess.run([str(node_bin_dir() / "node"), "-e", _INFLATE_JS], input=blob, capture_output=True,
+                                timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return result.stdout if result.returncode == 0 else None

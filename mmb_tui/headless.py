@@ -58,9 +58,9 @@ def fold(text: str, limit: int = FOLD) -> str:
 
 
 class HeadlessPrinter:
-    def __init__(self, scheduler: Scheduler, out: TextIO = sys.stdout, many: bool = False) -> None:
+    def __init__(self, scheduler: Scheduler, out: TextIO | None = None, many: bool = False) -> None:
         self.scheduler = scheduler
-        self.out = out
+        self.out = out or sys.stdout
         self.many = many
 
     def on_event(self, run_id: str, event: Event) -> None:
@@ -75,7 +75,8 @@ class HeadlessPrinter:
         self.out.flush()
 
 
-async def run_headless(config: Config, run_ids: list[str], out: TextIO = sys.stdout) -> int:
+async def run_headless(config: Config, run_ids: list[str], out: TextIO | None = None) -> int:
+    out = out or sys.stdout
     scheduler = Scheduler(config)
     scheduler.add_observer(HeadlessPrinter(scheduler, out, many=len(run_ids) > 1))
     loop = asyncio.get_running_loop()

@@ -104,7 +104,7 @@ async def test_compaction_is_observed_and_reported(make_adapter: Factory) -> Non
     assert compactions, "no compaction observed"
     first = compactions[0]
     assert first.tokens_before and first.tokens_after and first.tokens_after < first.tokens_before
-    assert status.context_tokens and status.context_tokens > 0
+    assert status is not None and status.context_tokens and status.context_tokens > 0
 
 
 async def test_full_reset_forgets_everything(make_adapter: Factory) -> None:
