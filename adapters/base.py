@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, Field
 
 from engine.clock import Clock
-from engine.models.base import ChatModel
+from engine.models.base import ChatModel, Usage
 
 
 class AgentMessage(BaseModel):
@@ -48,6 +48,20 @@ class AdapterContext:
     clock: Clock
     make_model: Callable[[str], ChatModel]  # model name from config.jsonc -> a ChatModel (role "agent")
     model_endpoint: Callable[[str], dict[str, str]] = field(default=lambda name: {})  # base_url/model/api_key
+    record_usage: Callable[[Usage], None] = field(default=lambda usage: None)  # the agent's model tokens
+
+
+def usage_of(body: object) -> Usage | None:
+    """The ``usage`` of an OpenAI-style (or Hermes) response body, if it reports one."""
+    usage = body.get("usage") if isinstance(body, dict) else None
+    if not isinstance(usage, dict):
+        return None
+    prompt = usage.get("prompt_tokens", usage.get("input_tokens", 0))
+    completion = usage.get("completion_tokens", usage.get("output_tokens", 0))
+    try:
+        return Usage(prompt_tokens=int(prompt or 0), completion_tokens=int(completion or 0))
+    except (TypeError, ValueError):
+        return None
 
 
 class AgentAdapter:

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from adapters.base import AdapterContext, AdapterError, Observation
+from adapters.base import AdapterContext, AdapterError, Observation, usage_of
 from adapters.install import hermes_executable
 from adapters.local_agent import COMMON_OPTIONS, LocalAgentAdapter, check_known, opt_bool, opt_number
 from adapters.process import free_port
@@ -115,11 +115,14 @@ class HermesAdapter(LocalAgentAdapter):
         if response.status_code != 200:
             raise AdapterError(f"hermes: chat answered HTTP {response.status_code}: {response.text[:300]}")
         try:
-            content = response.json()["message"]["content"]
+            body = response.json()
+            content = body["message"]["content"]
         except (ValueError, KeyError, TypeError):
             raise AdapterError(f"hermes: garbage reply (not a chat message): {response.text[:300]!r}") from None
         if not isinstance(content, str):
             raise AdapterError(f"hermes: garbage reply content: {content!r:.300}")
+        if (usage := usage_of(body)) is not None:
+            self.ctx.record_usage(usage)
         self.record_reply(content)
 
     # --- memory and observations ------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from adapters.base import AdapterContext, AdapterError, AgentAdapter, AgentMessage, AgentStatus
+from adapters.base import AdapterContext, AdapterError, AgentAdapter, AgentMessage, AgentStatus, usage_of
 from adapters.local_agent import check_known, opt_number, opt_str
 
 OPTIONS = {"base_url", "model", "api_key_env", "mode", "session_header", "session_field", "reply_timeout"}
@@ -90,11 +90,14 @@ class OpenAIEndpointAdapter(AgentAdapter):
         if response.status_code != 200:
             raise AdapterError(f"openai-endpoint: HTTP {response.status_code}: {response.text[:300]}")
         try:
-            content = response.json()["choices"][0]["message"]["content"]
+            body = response.json()
+            content = body["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):
             raise AdapterError(f"openai-endpoint: garbage reply: {response.text[:300]!r}") from None
         if not isinstance(content, str):
             raise AdapterError(f"openai-endpoint: reply without text content: {content!r:.300}")
+        if (usage := usage_of(body)) is not None:
+            self.ctx.record_usage(usage)
         if self.mode == "stateless":
             self.history += [turn, {"role": "assistant", "content": content}]
         self.replies.append(AgentMessage(seq=self.next_seq, text=content, time=self.ctx.clock.iso()))

@@ -24,7 +24,7 @@ from typing import Any
 import aiohttp
 import httpx
 
-from adapters.base import AdapterContext, AdapterError, Observation
+from adapters.base import AdapterContext, AdapterError, Observation, usage_of
 from adapters.install import node_bin_dir, openclaw_command
 from adapters.local_agent import COMMON_OPTIONS, LocalAgentAdapter, check_known, opt_bool, opt_number, opt_str
 from adapters.process import free_port
@@ -117,11 +117,14 @@ class OpenClawAdapter(LocalAgentAdapter):
         if response.status_code != 200:
             raise AdapterError(f"openclaw: chat answered HTTP {response.status_code}: {response.text[:300]}")
         try:
-            content = response.json()["choices"][0]["message"]["content"]
+            body = response.json()
+            content = body["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):
             raise AdapterError(f"openclaw: garbage reply (not a chat completion): {response.text[:300]!r}") from None
         if not isinstance(content, str):
             raise AdapterError(f"openclaw: garbage reply content: {content!r:.300}")
+        if (usage := usage_of(body)) is not None:
+            self.ctx.record_usage(usage)
         self.record_reply(content)
 
     async def gateway_call(self, method: str, params: dict[str, Any]) -> Any:

@@ -75,6 +75,7 @@ def build_run(
         run_id=run_id, run_dir=run_dir, options=run_cfg.adapter_options(), clock=clock,
         make_model=lambda name: make_model(name, config, "agent", meter),
         model_endpoint=lambda name: endpoint_of(config, name),
+        record_usage=lambda usage: meter.add("agent", usage),
     )
     try:
         adapter = adapter_cls(ctx)

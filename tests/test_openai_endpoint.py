@@ -31,7 +31,8 @@ class Endpoint:
         history = self.sessions.setdefault(session, [])
         history += [m["content"] for m in body["messages"] if m["role"] == "user"]
         return web.json_response({"choices": [{"message": {"role": "assistant",
-                                                           "content": f"turn {len(history)}: {history[-1]}"}}]})
+                                                           "content": f"turn {len(history)}: {history[-1]}"}}],
+                                  "usage": {"prompt_tokens": 7, "completion_tokens": 3}})
 
 
 @pytest.fixture
@@ -122,3 +123,16 @@ def test_options_are_validated(tmp_path: Path) -> None:
         make(tmp_path, base_url="http://x", model="m", mode="stateful", session_field="conversation")
     with pytest.raises(ValueError, match="colour"):
         make(tmp_path, base_url="http://x", model="m", colour="red")
+
+
+async def test_the_agents_token_usage_is_recorded(endpoint: tuple[Endpoint, str], tmp_path: Path) -> None:
+    from engine.models.base import Usage
+
+    _, url = endpoint
+    seen: list[Usage] = []
+    ctx = AdapterContext("r", tmp_path, {"base_url": url, "model": "m"}, ManualClock(), lambda name: None,  # type: ignore[arg-type,return-value]
+                         record_usage=seen.append)
+    adapter = OpenAIEndpointAdapter(ctx)
+    await adapter.send_message("one")
+    await adapter.send_message("two")
+    assert [(u.prompt_tokens, u.completion_tokens) for u in seen] == [(7, 3), (7, 3)]
