@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_helpers import FACT, LONG_WORDS, QUESTION, adapter_factory, ask
 
 from adapters.base import AdapterContext, AdapterError
 from adapters.hermes import HermesAdapter
@@ -23,10 +24,6 @@ from adapters.install import install_hermes
 from engine.clock import Clock
 
 pytestmark = pytest.mark.agents
-
-FACT = "Remember that my cat is called Zorblax."
-QUESTION = "What is my cat called?"
-LONG_WORDS = "harbour lantern quartz meadow falcon ember glacier orchid cobalt thistle".split()
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -39,27 +36,8 @@ Factory = Callable[..., HermesAdapter]
 
 @pytest.fixture
 async def make_adapter(tmp_path: Path) -> AsyncIterator[Factory]:
-    made: list[HermesAdapter] = []
-
-    def factory(**options: Any) -> HermesAdapter:
-        ctx = AdapterContext(run_id="hermes-test", run_dir=tmp_path / "run", options=options, clock=Clock(),
-                             make_model=lambda name: None)  # type: ignore[arg-type,return-value]
-        adapter = HermesAdapter(ctx)
-        made.append(adapter)
-        return adapter
-
-    yield factory
-    for adapter in made:
-        await adapter.close()
-        assert not adapter.process.alive()
-
-
-async def ask(adapter: HermesAdapter, text: str) -> str:
-    before = adapter.next_seq - 1
-    await adapter.send_message(text)
-    replies = await adapter.get_responses(before)
-    assert [r.seq for r in replies] == list(range(before + 1, adapter.next_seq))
-    return replies[-1].text
+    async for factory in adapter_factory(HermesAdapter, "hermes-test", tmp_path):
+        yield factory
 
 
 async def test_round_trip(make_adapter: Factory) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_helpers import FACT, LONG_WORDS, QUESTION, adapter_factory, ask
 
 from adapters.base import AdapterContext, AdapterError
 from adapters.install import install_openclaw
@@ -21,10 +22,6 @@ from adapters.openclaw import OpenClawAdapter
 from engine.clock import Clock
 
 pytestmark = pytest.mark.agents
-
-FACT = "Remember that my cat is called Zorblax."
-QUESTION = "What is my cat called?"
-LONG_WORDS = "harbour lantern quartz meadow falcon ember glacier orchid cobalt thistle".split()
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -37,27 +34,8 @@ Factory = Callable[..., OpenClawAdapter]
 
 @pytest.fixture
 async def make_adapter(tmp_path: Path) -> AsyncIterator[Factory]:
-    made: list[OpenClawAdapter] = []
-
-    def factory(**options: Any) -> OpenClawAdapter:
-        ctx = AdapterContext(run_id="openclaw-test", run_dir=tmp_path / "run", options=options, clock=Clock(),
-                             make_model=lambda name: None)  # type: ignore[arg-type,return-value]
-        adapter = OpenClawAdapter(ctx)
-        made.append(adapter)
-        return adapter
-
-    yield factory
-    for adapter in made:
-        await adapter.close()
-        assert not adapter.process.alive()
-
-
-async def ask(adapter: OpenClawAdapter, text: str) -> str:
-    before = adapter.next_seq - 1
-    await adapter.send_message(text)
-    replies = await adapter.get_responses(before)
-    assert [r.seq for r in replies] == list(range(before + 1, adapter.next_seq))
-    return replies[-1].text
+    async for factory in adapter_factory(OpenClawAdapter, "openclaw-test", tmp_path):
+        yield factory
 
 
 async def test_round_trip_and_memory_across_a_reset_conversation(make_adapter: Factory) -> None:
