@@ -117,13 +117,31 @@ class Scheduler:
         return results
 
     async def reload(self, config: Config) -> None:
-        """Pick up an edited config.jsonc: new runs appear; running runs keep going on their config."""
+        """Pick up an edited config.jsonc or benchmark folder without stopping anything.
+
+        New runs appear; running runs keep their settings but take the edited benchmark, so phases
+        that have not started yet are played as edited. A benchmark that no longer validates is not
+        taken: its run goes on with the version it has, and ``BuildError`` says why.
+        """
         self.config = config
         for run_id in config.runs:
             self.slots.setdefault(run_id, _Slot())
         for run_id in list(self.slots):
             if run_id not in config.runs and not self.running(run_id):
                 del self.slots[run_id]
+        refused: list[str] = []
+        for run_id, slot in self.slots.items():
+            if slot.run is None or not self.running(run_id) or run_id not in config.runs:
+                continue
+            try:
+                bench = load_run_benchmark(config, run_id)
+            except BuildError as exc:
+                refused.append(f"{exc}; run {run_id} goes on with the benchmark as it was")
+                continue
+            if len(bench.phases) > slot.run.state.phase_index:
+                slot.run.bench = bench
+        if refused:
+            raise BuildError(refused[0])
 
     # ---- read model ----------------------------------------------------------------------------
 

@@ -79,3 +79,35 @@ async def test_restart_from_scratch_and_view_of_a_stopped_run(tmp_path: Path) ->
     await scheduler.wait(["r"])
     assert len(kinds(events(config, "r"), "run_started")) == 1  # a fresh transcript
     assert (config.results_path() / "report.md").read_text().count("## ") == 2
+
+
+async def test_an_edited_phase_not_yet_started_is_picked_up_and_a_broken_edit_is_refused(tmp_path: Path) -> None:
+    import shutil
+
+    import pytest
+
+    from engine.build import BuildError
+    from engine_helpers import TEST_BENCHMARKS
+
+    bench_root = tmp_path / "benches"
+    shutil.copytree(TEST_BENCHMARKS / "full", bench_root / "full")
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL}}, benchmarks=bench_root)
+    scheduler = Scheduler(config, tune=fast)
+    await scheduler.start("r")
+    run = scheduler.slots["r"].run
+    assert run is not None
+    run.command(Pause())
+    await _until(lambda: run.state.status == "paused")
+    chapter2 = bench_root / "full" / "chapter2.md"
+    chapter2.write_text(chapter2.read_text().replace("busy week", "long trip to Skye"))
+    await scheduler.reload(config)
+    good = chapter2.read_text()
+    chapter2.write_text(good.replace("Correct answer: 250 g.", ""))  # a check without an answer
+    with pytest.raises(BuildError, match=r"chapter2.md:\d+: .*Correct answer.*goes on"):
+        await scheduler.reload(config)
+    assert scheduler.running("r")
+    chapter2.write_text(good)
+    run.command(Resume())
+    assert (await scheduler.wait(["r"]))["r"] is TerminationReason.FINISHED
+    said = [e.text for e in kinds(events(config, "r"), "message_sent")]
+    assert any("long trip to Skye" in text for text in said)
