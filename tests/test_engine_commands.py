@@ -85,9 +85,9 @@ async def test_an_edited_phase_not_yet_started_is_picked_up_and_a_broken_edit_is
     import shutil
 
     import pytest
+    from engine_helpers import TEST_BENCHMARKS
 
     from engine.build import BuildError
-    from engine_helpers import TEST_BENCHMARKS
 
     bench_root = tmp_path / "benches"
     shutil.copytree(TEST_BENCHMARKS / "full", bench_root / "full")
