@@ -83,3 +83,14 @@ class FlakyAgent(ForgetfulAgent):
         if not self.alive:
             raise AdapterError("flaky: the agent process crashed")
         await super().send_message(text)
+
+
+class BuggyAgent(ForgetfulAgent):
+    """An adapter with a bug: an unexpected exception on its 6th message (the run crashes)."""
+
+    name: ClassVar[str] = "buggy"
+
+    async def send_message(self, text: str) -> None:
+        if self.received == 5:
+            raise RuntimeError("adapter bug")
+        await super().send_message(text)

@@ -108,3 +108,14 @@ async def test_provider_reasoning_is_kept_as_persona_thinking(tmp_path: Path, se
     await play(config, "r")
     thinking = kinds(events(config, "r"), "persona_thinking")
     assert thinking and all(e.text.strip() for e in thinking)
+
+
+async def test_a_crashed_run_is_reported_with_its_coverage_audit(tmp_path: Path) -> None:
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": "fixture_agents:BuggyAgent"}})
+    run = await play(config, "r")
+    assert run.termination is TerminationReason.CRASHED
+    report = (config.results_path() / "report.md").read_text()
+    assert "r: full @ buggy" in report
+    assert "Check coverage: 0/5" in report and "Not graded: 1.1, 2.1, 2.2, 2.3, 2.4" in report
+    assert "Ended: crashed" in report
+    assert any(e.fatal and "adapter bug" in e.message for e in kinds(events(config, "r"), "error"))
