@@ -26,7 +26,7 @@ from engine.build import build_run  # noqa: E402
 from engine.config import parse_config  # noqa: E402
 from engine.events import PersonaThinking  # noqa: E402
 from engine.models.tokens import warm_up  # noqa: E402
-from engine.run import RunSettings  # noqa: E402
+from engine.run_parts import RunSettings  # noqa: E402
 from engine.scheduler import Scheduler  # noqa: E402
 
 

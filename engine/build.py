@@ -17,7 +17,8 @@ from engine.models.registry import make_model
 from engine.models.usage import UsageMeter
 from engine.persona.context import prompt_hash
 from engine.report import config_hash
-from engine.run import Run, RunParts, RunSettings
+from engine.run import Run
+from engine.run_parts import RunParts, RunSettings
 from engine.state import RunState, load_state
 
 

@@ -8,112 +8,42 @@ change of state is followed by an atomic save, so a kill at any moment resumes f
 from __future__ import annotations
 
 import asyncio
-import enum
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from adapters.base import AdapterError, AgentAdapter
+from adapters.base import AdapterError
+from engine.agent_channel import REPLY_PREFIX, AgentChannel
 from engine.benchmark.jsblock import JsBlockError, run_block
-from engine.benchmark.model import Benchmark, Phase
-from engine.clock import Clock, monotonic
-from engine.commands import AddFact, Command, EditFact, NewSession, NextPhase, Pause, PersonaNote, Resume
-from engine.config import Config, RunConfig
+from engine.benchmark.model import Phase
+from engine.clock import monotonic
+from engine.commands import Command
 from engine.events import (
-    AgentCompacted,
-    AgentReplied,
     ErrorOccurred,
     EvaluationLogged,
     Event,
     HookFired,
-    MessageSent,
-    OperatorActed,
     PersonaCompacted,
     PersonaThinking,
     PhaseStarted,
     RunEnded,
     RunStarted,
-    SessionSwitched,
     StatusChanged,
     ToolCalled,
 )
-from engine.models.base import ChatModel, Completion, ModelError
+from engine.models.base import Completion, ModelError
 from engine.models.tokens import warm_up
-from engine.models.usage import UsageMeter
+from engine.operator import OperatorDesk
 from engine.persona import hooks
 from engine.persona.context import build_system_prompt, compact
 from engine.persona.notebook import Notebook, ToolError
 from engine.persona.tools import TOOL_SCHEMAS, dispatch, parse_arguments
 from engine.phases import FINISHED_TEXT, gate_problems, render_phase
-from engine.state import AgentObservation, EvaluationRecord, RunState, StateWriter
+from engine.run_parts import RunParts, TerminationReason
+from engine.state import EvaluationRecord, StateWriter
 from engine.timemaster import TimeMaster
 from engine.transcript import Transcript
 
 log = logging.getLogger(__name__)
-
-REPLY_PREFIX = "The assistant replied:"
-
-
-class TerminationReason(enum.StrEnum):
-    FINISHED = "finished"
-    STOPPED = "stopped"  # cancelled by the operator or Ctrl-C; resumable
-    WAITING = "waiting"  # a fault outlived its retries; resumable once it is fixed
-    CRASHED = "crashed"  # a bug: reported, resumable after the fix
-
-
-@dataclass
-class RunSettings:
-    """Engine knobs of a run (from config.jsonc; tests shorten the waits)."""
-
-    compaction_max_tokens: int = 30000
-    compaction_trim_to_tokens: int = 10000
-    plain_text_guard: bool = True
-    echo_guard: bool = True
-    ignore_session_break: bool = False
-    agent_reply_timeout: float = 600.0  # seconds without any reply before the agent counts as failed
-    agent_quiet_seconds: float = 2.0  # adapters without get_status: silence that ends a reply
-    agent_poll_seconds: float = 0.05
-    fault_retries: int = 5  # consecutive model/agent failures before the run stops as "waiting"
-    fault_backoff: float = 30.0  # seconds between those attempts (doubling, capped at 5 min)
-    max_turns_per_phase: int = 400
-    time_master_min_sleep: float = 5
-    time_master_pre_wake: float = 1
-    time_master_poll: float = 1
-
-    @classmethod
-    def from_config(cls, config: Config, run: RunConfig) -> RunSettings:
-        return cls(
-            compaction_max_tokens=config.compaction.max_tokens,
-            compaction_trim_to_tokens=config.compaction.trim_to_tokens,
-            plain_text_guard=config.hooks.plain_text_guard,
-            echo_guard=config.hooks.echo_guard,
-            ignore_session_break=run.ignore_session_break,
-            time_master_min_sleep=config.time_master.min_sleep_to_skip,
-            time_master_pre_wake=config.time_master.pre_wake_delay,
-            time_master_poll=config.time_master.poll_interval,
-        )
-
-
-@dataclass
-class RunParts:
-    """Everything a run is made of, already built (see ``engine.build``)."""
-
-    run_id: str
-    run_dir: Path
-    benchmark: Benchmark
-    persona_model: ChatModel
-    adapter: AgentAdapter
-    clock: Clock
-    settings: RunSettings
-    state: RunState
-    meter: UsageMeter
-    resumed: bool = False
-    prompt_hash: str = ""
-    config_hash: str = ""
-    emit_hooks: list[Callable[[str, Event], None]] = field(default_factory=list)
-
 
 class Run:
     def __init__(self, parts: RunParts) -> None:
@@ -127,12 +57,10 @@ class Run:
         self.notebook = Notebook(self.state)
         self.transcript = Transcript(parts.run_dir / "transcript.jsonl")
         self.writer = StateWriter(parts.run_dir / "state.json")
+        self.agent = AgentChannel(self)
+        self.operator = OperatorDesk(self)
         self.time = TimeMaster(self)
-        self.commands: asyncio.Queue[Command] = asyncio.Queue()
-        self.paused = False
-        self._resume_event = asyncio.Event()
         self._session_started = monotonic()
-        self._last_agent_activity = monotonic()
         self._echo_retries = 0
         self._empty_completions = 0
         self._phase_started_by_call = False
@@ -197,25 +125,24 @@ class Run:
         except AdapterError as exc:
             self.emit(ErrorOccurred(message=f"agent did not start: {exc}", where="agent"))
             raise
-        if self.bench.time_master:
-            await self._tell_agent_time()
+        await self.agent.tell_time()
         if self.state.phases_started == 0:
             await self._start_phase(0)
-            self._append({"role": "user", "content": "Your first phase:\n\n" + self.state.phase_text}, phase_start=True)
+            self.append_message({"role": "user", "content": "Your first phase:\n\n" + self.state.phase_text}, phase_start=True)
         elif self.state.finished and self.state.phases_started < len(self.bench.phases):
             # chapters were appended to a finished benchmark: continue the story
             self.state.finished = False
             self.state.reported = False
             await self._start_phase(self.state.phases_started)
-            self._append({"role": "user", "content": "The story continues. Your next phase:\n\n" + self.state.phase_text}, phase_start=True)
+            self.append_message({"role": "user", "content": "The story continues. Your next phase:\n\n" + self.state.phase_text}, phase_start=True)
         self.save()
 
     async def _loop(self) -> TerminationReason:
         failures = 0
         while not self.state.finished:
-            await self._apply_commands()
-            if self.paused:
-                await self._wait_resumed()
+            await self.operator.apply_queued()
+            if self.operator.paused:
+                await self.operator.wait_resumed()
                 continue
             try:
                 await self._step()
@@ -229,7 +156,7 @@ class Run:
                 if failures > self.settings.fault_retries:
                     return TerminationReason.WAITING
                 await asyncio.sleep(min(self.settings.fault_backoff * 2 ** (failures - 1), 300))
-                if isinstance(exc, AdapterError) and not await self._revive_agent():
+                if isinstance(exc, AdapterError) and not await self.agent.revive():
                     continue
                 self.set_status("running")
             if self.state.persona_turns_in_phase > self.settings.max_turns_per_phase:
@@ -298,27 +225,27 @@ class Run:
                 self.emit(ErrorOccurred(message="the persona model returned an empty completion", where="persona model"))
                 if self._empty_completions >= 3:
                     self._empty_completions = 0
-                    self._append({"role": "user", "content": "Continue with your phase: call a tool."})
+                    self.append_message({"role": "user", "content": "Continue with your phase: call a tool."})
                     self.save()
                 return
             self._empty_completions = 0
             if self.settings.plain_text_guard:
                 self.emit(PersonaThinking(text=content))
                 self.emit(HookFired(hook="plain_text_guard", detail="plain text instead of send_message"))
-                self._append({"role": "assistant", "content": content})
-                self._append({"role": "user", "content": hooks.PLAIN_TEXT_ERROR})
+                self.append_message({"role": "assistant", "content": content})
+                self.append_message({"role": "user", "content": hooks.PLAIN_TEXT_ERROR})
                 self.save()
                 return
             # without the guard, plain text goes to the agent as a message (a naive harness)
-            self._append({"role": "assistant", "content": content})
-            reply = await self._deliver(content)
-            self._append({"role": "user", "content": reply})
+            self.append_message({"role": "assistant", "content": content})
+            reply = await self.agent.deliver(content)
+            self.append_message({"role": "user", "content": reply})
             self.save()
             return
         self._empty_completions = 0
         if completion.content and completion.content.strip():
             self.emit(PersonaThinking(text=completion.content.strip()))
-        self._append(completion.as_message())
+        self.append_message(completion.as_message())
         self.save()
         await self._execute_tool_calls(self._pending_tool_calls())
 
@@ -346,7 +273,7 @@ class Run:
             except ToolError as exc:
                 result, error = f"ERROR: {exc}", True
             self.emit(ToolCalled(name=name, arguments=args, result=result, error=error))
-            self._append({"role": "tool", "tool_call_id": call["id"], "content": result})
+            self.append_message({"role": "tool", "tool_call_id": call["id"], "content": result})
             if self._phase_started_by_call:
                 self._mark_phase_start_at_last_assistant()
             self.save()
@@ -354,8 +281,7 @@ class Run:
     # ---- tools the run provides (ToolHost) ---------------------------------------------------
 
     async def tool_send_message(self, text: str) -> str:
-        replies = await self._deliver(text)
-        return replies
+        return await self.agent.deliver(text)
 
     async def tool_next_phase(self, force: bool = False) -> str:
         phase = self.current_phase()
@@ -394,78 +320,6 @@ class Run:
     async def tool_wait(self, until: str) -> str:
         return await self.time.wait(until)
 
-    # ---- the agent ---------------------------------------------------------------------------
-
-    async def _deliver(self, text: str) -> str:
-        """Send one persona message and collect the agent's replies until it is idle or quiet."""
-        stamp = self.clock.now()
-        self.emit(MessageSent(text=text))
-        try:
-            await asyncio.wait_for(self.adapter.send_message(text), self.settings.agent_reply_timeout)
-        except TimeoutError:
-            raise AdapterError(f"the agent did not take the message within {self.settings.agent_reply_timeout:g} s") from None
-        replies: list[str] = []
-        started = last = monotonic()
-        while True:
-            new = await self.adapter.get_responses(self.state.agent_seq)
-            for message in new:
-                self.state.agent_seq = max(self.state.agent_seq, message.seq)
-                replies.append(message.text)
-                self.emit(AgentReplied(text=message.text, seq=message.seq))
-            if new:
-                last = self._last_agent_activity = monotonic()
-            status = await self.adapter.get_status()
-            if status is not None:
-                self._record_observations(status.observations)
-                if status.state == "sleeping" and (replies or monotonic() - last >= self.settings.agent_quiet_seconds):
-                    break
-            elif replies and monotonic() - last >= self.settings.agent_quiet_seconds:
-                break
-            if monotonic() - (last if replies else started) > self.settings.agent_reply_timeout:
-                if replies:
-                    break
-                raise AdapterError(f"no reply from the agent within {self.settings.agent_reply_timeout:g} s")
-            await asyncio.sleep(self.settings.agent_poll_seconds)
-        body = "\n\n".join(replies) if replies else "(no reply)"
-        when = f" (sent {stamp:%a %d %b %H:%M})" if self.bench.time_master else ""
-        return f"{REPLY_PREFIX}{when}\n\n{body}"
-
-    def _record_observations(self, observations: list[Any]) -> None:
-        for obs in observations:
-            if obs.kind != "compaction":
-                continue
-            self.state.agent_observations.append(AgentObservation(
-                phase_index=self.state.phase_index, tokens_before=obs.tokens_before,
-                tokens_after=obs.tokens_after, detail=obs.detail,
-            ))
-            self.emit(AgentCompacted(phase_index=self.state.phase_index, tokens_before=obs.tokens_before,
-                                     tokens_after=obs.tokens_after, detail=obs.detail))
-
-    async def new_session(self, by_operator: bool = False) -> None:
-        """The JS ``bench.newSession()`` and the operator's action."""
-        if self.settings.ignore_session_break and not by_operator:
-            self.emit(SessionSwitched(ignored=True))
-            return
-        self.adapter.snapshot_memory(f"before-session-phase-{self.state.phase_index + 1}")
-        await self.adapter.start_new_conversation()
-        self.emit(SessionSwitched(by_operator=by_operator))
-
-    async def _revive_agent(self) -> bool:
-        """After an agent failure: stop what is left of it and start it again over its memory."""
-        try:
-            await self.adapter.close()
-            await self.adapter.create_session(self.run_id)
-            if self.bench.time_master:
-                await self._tell_agent_time()
-        except AdapterError as exc:
-            self.emit(ErrorOccurred(message=f"agent did not come back: {exc}", where="agent"))
-            return False
-        return True
-
-    async def _tell_agent_time(self) -> None:
-        if self.adapter.supports_virtual_time:
-            await self.adapter.set_virtual_time(self.clock.iso())
-
     # ---- phases --------------------------------------------------------------------------------
 
     def current_phase(self) -> Phase:
@@ -487,7 +341,7 @@ class Run:
         self.state.phase_text = render_phase(phase, len(self.bench.phases), self.state.start_date, self.state.phase_vars)
         self.emit(PhaseStarted(index=index, total=len(self.bench.phases), chapter=phase.chapter, title=phase.title, text=self.state.phase_text))
 
-    def _append(self, message: dict[str, Any], phase_start: bool = False) -> None:
+    def append_message(self, message: dict[str, Any], phase_start: bool = False) -> None:
         if phase_start:
             self.state.phase_starts.append(len(self.state.persona_messages))
         self.state.persona_messages.append(message)
@@ -523,76 +377,9 @@ class Run:
         self.emit(PersonaCompacted(tokens_before=result.tokens_before, tokens_after=result.tokens_after, estimated=result.estimated))
         self.save()
 
-    # ---- operator commands (applied between persona turns) -----------------------------------
-
     def command(self, command: Command) -> None:
-        if isinstance(command, Resume):  # must work while the loop waits for it
-            self._resume(command)
-            return
-        self.commands.put_nowait(command)
-
-    def _resume(self, command: Resume) -> None:
-        if self.paused:
-            self.paused = False
-            self._resume_event.set()
-            self.emit(OperatorActed(action="resume"))
-
-    async def _wait_resumed(self) -> None:
-        self.set_status("paused", "paused by the operator")
-        self.save()
-        self._resume_event.clear()
-        while self.paused:
-            waiter = asyncio.ensure_future(self._resume_event.wait())
-            getter = asyncio.ensure_future(self.commands.get())
-            done, _ = await asyncio.wait({waiter, getter}, return_when=asyncio.FIRST_COMPLETED)
-            for task in (waiter, getter):
-                if task not in done:
-                    task.cancel()
-            if getter in done:
-                await self._apply(getter.result())
-        self.set_status("running")
-
-    async def _apply_commands(self) -> None:
-        while not self.commands.empty():
-            await self._apply(self.commands.get_nowait())
-
-    async def _apply(self, command: Command) -> None:
-        match command:
-            case Pause():
-                self.paused = True
-                self.emit(OperatorActed(action="pause"))
-            case Resume():
-                self._resume(command)
-            case NextPhase(force=force):
-                try:
-                    text = await self.tool_next_phase(force=force)
-                except ToolError as exc:
-                    self.emit(OperatorActed(action="next_phase", detail=f"refused: {exc}"))
-                    return
-                self.emit(OperatorActed(action="next_phase", detail="forced" if force else "gates passed"))
-                self._append({"role": "user", "content": f"[Operator: the scenario moves on.]\n\n{text}"}, phase_start=not self.state.finished)
-            case EditFact(sheet=sheet, fact_id=fact_id, text=text):
-                self._change_sheet("edit_fact", lambda: self.notebook.edit(sheet, fact_id, text))
-            case AddFact(sheet=sheet, category=category, text=text):
-                self._change_sheet("add_fact", lambda: self.notebook.add(sheet, category, text))
-            case NewSession():
-                self.emit(OperatorActed(action="new_session"))
-                await self.new_session(by_operator=True)
-            case PersonaNote(text=text):
-                self.emit(OperatorActed(action="persona_note", detail=text))
-                self._append({"role": "user", "content": f"[A note for you from the operator: {text}]"})
-        self.save()
-
-
-    def _change_sheet(self, action: str, change: Callable[[], str]) -> None:
-        """An operator's edit of a live sheet: applied at once, and the persona is told."""
-        try:
-            result = change()
-        except ToolError as exc:
-            self.emit(OperatorActed(action=action, detail=f"refused: {exc}"))
-            return
-        self.emit(OperatorActed(action=action, detail=result))
-        self._append({"role": "user", "content": f"[Platform note: your sheet changed. {result}]"})
+        """A front end's command: applied between persona turns (``engine.operator``)."""
+        self.operator.command(command)
 
 
 class _JsHost:
@@ -600,5 +387,5 @@ class _JsHost:
         self.run = run
 
     async def new_session(self) -> None:
-        await self.run.new_session()
+        await self.run.agent.new_session()
 

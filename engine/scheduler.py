@@ -15,7 +15,8 @@ from engine.commands import Command
 from engine.config import Config
 from engine.events import ErrorOccurred, Event
 from engine.phases import gate_problems
-from engine.run import Run, RunSettings, TerminationReason
+from engine.run import Run
+from engine.run_parts import RunSettings, TerminationReason
 from engine.state import StateError, load_state
 
 log = logging.getLogger(__name__)
@@ -26,6 +27,7 @@ class _Slot:
     run: Run | None = None
     task: asyncio.Task[TerminationReason] | None = None
     error: str = ""  # why it could not be built
+    stored_view: tuple[int, RunView] | None = None  # (state.json mtime, view) of a run not in memory
 
 
 class Scheduler:
@@ -131,6 +133,7 @@ class Scheduler:
                 del self.slots[run_id]
         refused: list[str] = []
         for run_id, slot in self.slots.items():
+            slot.stored_view = None  # the benchmark may have changed
             if slot.run is None or not self.running(run_id) or run_id not in config.runs:
                 continue
             try:
@@ -153,6 +156,17 @@ class Scheduler:
             return run_view(slot.run, running=self.running(run_id))
         if slot.error:
             return base.model_copy(update={"status": "waiting", "reason": slot.error})
+        path = self.config.results_path() / run_id / "state.json"
+        try:
+            stamp = path.stat().st_mtime_ns
+        except OSError:
+            return base
+        if slot.stored_view is None or slot.stored_view[0] != stamp:  # front ends ask several times a second
+            slot.stored_view = (stamp, self._stored_view(run_id, base))
+        return slot.stored_view[1]
+
+    def _stored_view(self, run_id: str, base: RunView) -> RunView:
+        """The view of a run known only from its state.json (stopped, finished, or never started here)."""
         try:
             state = load_state(self.config.results_path() / run_id / "state.json")
         except StateError as exc:
@@ -173,7 +187,6 @@ class Scheduler:
             "agent_compactions": len(state.agent_observations), "clock": state.clock_now,
             "clock_jumps": state.clock_jumps,
         })
-
 
 def run_view(run: Run, running: bool = True) -> RunView:
     state, bench = run.state, run.bench

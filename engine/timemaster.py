@@ -10,7 +10,6 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from engine.clock import monotonic
 from engine.events import ClockJumped
 from engine.persona.notebook import ToolError
 from engine.phases import parse_wait_target
@@ -22,14 +21,6 @@ if TYPE_CHECKING:
 class TimeMaster:
     def __init__(self, run: Run) -> None:
         self.run = run
-
-    async def agent_idle(self) -> bool:
-        run = self.run
-        status = await run.adapter.get_status()
-        if status is not None:
-            run._record_observations(status.observations)
-            return status.state == "sleeping"
-        return monotonic() - run._last_agent_activity >= run.settings.time_master_poll
 
     def can_jump(self) -> bool:
         return self.run.bench.time_master and self.run.adapter.supports_virtual_time
@@ -45,7 +36,7 @@ class TimeMaster:
             raise ToolError(str(exc)) from None
         while clock.now() < target:
             remaining = (target - clock.now()).total_seconds()
-            if self.can_jump() and remaining >= settings.time_master_min_sleep and await self.agent_idle():
+            if self.can_jump() and remaining >= settings.time_master_min_sleep and await run.agent.idle():
                 moment = target - timedelta(seconds=settings.time_master_pre_wake)
                 before = clock.now()
                 if moment > before:

@@ -9,7 +9,7 @@ from typing import TextIO
 
 from engine.config import Config
 from engine.events import MARKERS, Event
-from engine.run import TerminationReason
+from engine.run_parts import TerminationReason
 from engine.scheduler import Scheduler
 
 FOLD = 400

@@ -10,7 +10,7 @@ from tests_support import FORGETFUL
 
 from engine.build import build_run
 from engine.commands import AddFact, EditFact, NewSession, NextPhase, Pause, PersonaNote, Resume
-from engine.run import TerminationReason
+from engine.run_parts import TerminationReason
 from engine.scheduler import Scheduler
 
 

@@ -10,7 +10,7 @@ from engine_helpers import events, kinds, make_config, play
 from tests_support import FORGETFUL
 
 from engine.models.server import start_server
-from engine.run import TerminationReason
+from engine.run_parts import TerminationReason
 
 
 @pytest.fixture

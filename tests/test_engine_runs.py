@@ -13,7 +13,7 @@ from tests_support import FORGETFUL
 from engine.benchmark.templates import render_templates
 from engine.build import build_run
 from engine.persona.notebook import ToolError
-from engine.run import TerminationReason
+from engine.run_parts import TerminationReason
 
 
 async def test_full_scenario_against_a_forgetful_agent(tmp_path: Path) -> None:

@@ -382,7 +382,7 @@ async def test_the_scripted_persona_plays_the_benchmark_to_the_end(tmp_path: Pat
     """Offline: the scripted persona against the chatbot on the lexical-recall model grades every check."""
     from engine.build import build_run
     from engine.config import parse_config
-    from engine.run import TerminationReason
+    from engine.run_parts import TerminationReason
 
     raw = {"persona": {"model": "scripted/persona"}, "benchmarks_dir": str(ROOT), "results_dir": str(tmp_path),
            "runs": {"r": {"benchmark": name, "agent": "chatbot", "model": "scripted/recall"}}}

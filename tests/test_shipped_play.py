@@ -6,7 +6,7 @@ from pathlib import Path
 
 from engine_helpers import ROOT, fast, make_config
 
-from engine.run import TerminationReason
+from engine.run_parts import TerminationReason
 from engine.scheduler import Scheduler
 
 

@@ -15,7 +15,7 @@ from adapters.base import AdapterContext, AgentStatus
 from engine.build import BuildError, build_run
 from engine.events import ClockJumped
 from engine.persona.notebook import ToolError
-from engine.run import RunSettings, TerminationReason
+from engine.run_parts import RunSettings, TerminationReason
 
 
 def quick(settings: RunSettings) -> None:

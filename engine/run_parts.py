@@ -1,0 +1,76 @@
+"""What a run is made of: its settings, its built parts, and why it ended."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from adapters.base import AgentAdapter
+from engine.benchmark.model import Benchmark
+from engine.clock import Clock
+from engine.config import Config, RunConfig
+from engine.events import Event
+from engine.models.base import ChatModel
+from engine.models.usage import UsageMeter
+from engine.state import RunState
+
+
+class TerminationReason(enum.StrEnum):
+    FINISHED = "finished"
+    STOPPED = "stopped"  # cancelled by the operator or Ctrl-C; resumable
+    WAITING = "waiting"  # a fault outlived its retries; resumable once it is fixed
+    CRASHED = "crashed"  # a bug: reported, resumable after the fix
+
+
+@dataclass
+class RunSettings:
+    """Engine knobs of a run (from config.jsonc; tests shorten the waits)."""
+
+    compaction_max_tokens: int = 30000
+    compaction_trim_to_tokens: int = 10000
+    plain_text_guard: bool = True
+    echo_guard: bool = True
+    ignore_session_break: bool = False
+    agent_reply_timeout: float = 600.0  # seconds without any reply before the agent counts as failed
+    agent_quiet_seconds: float = 2.0  # adapters without get_status: silence that ends a reply
+    agent_poll_seconds: float = 0.05
+    fault_retries: int = 5  # consecutive model/agent failures before the run stops as "waiting"
+    fault_backoff: float = 30.0  # seconds between those attempts (doubling, capped at 5 min)
+    max_turns_per_phase: int = 400
+    time_master_min_sleep: float = 5
+    time_master_pre_wake: float = 1
+    time_master_poll: float = 1
+
+    @classmethod
+    def from_config(cls, config: Config, run: RunConfig) -> RunSettings:
+        return cls(
+            compaction_max_tokens=config.compaction.max_tokens,
+            compaction_trim_to_tokens=config.compaction.trim_to_tokens,
+            plain_text_guard=config.hooks.plain_text_guard,
+            echo_guard=config.hooks.echo_guard,
+            ignore_session_break=run.ignore_session_break,
+            time_master_min_sleep=config.time_master.min_sleep_to_skip,
+            time_master_pre_wake=config.time_master.pre_wake_delay,
+            time_master_poll=config.time_master.poll_interval,
+        )
+
+
+@dataclass
+class RunParts:
+    """Everything a run is made of, already built (see ``engine.build``)."""
+
+    run_id: str
+    run_dir: Path
+    benchmark: Benchmark
+    persona_model: ChatModel
+    adapter: AgentAdapter
+    clock: Clock
+    settings: RunSettings
+    state: RunState
+    meter: UsageMeter
+    resumed: bool = False
+    prompt_hash: str = ""
+    config_hash: str = ""
+    emit_hooks: list[Callable[[str, Event], None]] = field(default_factory=list)
