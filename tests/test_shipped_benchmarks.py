@@ -7,13 +7,11 @@ as they stand when the check is asked — so the chapters, the sheets, the answe
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from datetime import date, datetime, time
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -372,34 +370,3 @@ def test_multiday_checks(multiday: Benchmark) -> None:
     # the runs add up: nine of them, Wednesday corrected, the silent Sunday included
     runs = [Decimal(x) for x in "5.5 6 5 5 7 7 8.4 4.5 5".split()]
     assert len(runs) == 9 and sum(runs) == Decimal("53.4")
-
-
-# ---------------------------------------------------------------- playable end to end
-
-
-@pytest.mark.parametrize(("name", "checks"), [("max", 36), ("multiday", 13)])
-async def test_the_scripted_persona_plays_the_benchmark_to_the_end(tmp_path: Path, name: str, checks: int) -> None:
-    """Offline: the scripted persona against the chatbot on the lexical-recall model grades every check."""
-    from engine.build import build_run
-    from engine.config import parse_config
-    from engine.run_parts import TerminationReason
-
-    raw = {"persona": {"model": "scripted/persona"}, "benchmarks_dir": str(ROOT), "results_dir": str(tmp_path),
-           "runs": {"r": {"benchmark": name, "agent": "chatbot", "model": "scripted/recall"}}}
-    config = parse_config(json.dumps(raw), str(tmp_path / "config.jsonc"), tmp_path)
-
-    def fast(settings: Any) -> None:
-        settings.fault_backoff = 0.01
-        settings.agent_quiet_seconds = 0.05
-        settings.agent_poll_seconds = 0.001
-        settings.time_master_pre_wake = 0.05
-        settings.time_master_poll = 0.01
-
-    run = build_run(config, "r", tune=fast)
-    await run.run()
-    assert run.termination is TerminationReason.FINISHED
-    assert len(run.state.evaluations) == checks
-    # the edits reached the persona's live sheets
-    if name == "max":
-        assert "50 g" in run.state.sheets["family"].find("2.3").text  # type: ignore[union-attr]
-        assert not any("wine fridge, 45 cm" in f.text for f in run.state.sheets["kitchen"].live_facts())

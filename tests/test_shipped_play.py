@@ -1,4 +1,6 @@
-"""The shipped benchmarks play to the end offline: scripted persona, chatbot control, full coverage."""
+"""The shipped benchmarks play to the end offline: scripted persona, chatbot control, full coverage.
+
+Their content invariants are in ``test_shipped_benchmarks.py``."""
 
 from __future__ import annotations
 
@@ -25,3 +27,8 @@ async def test_max_and_multiday_play_to_the_end_with_full_coverage(tmp_path: Pat
     assert "max: max @ chatbot" in report and "Check coverage: 36/36" in report
     assert "md: multiday @ chatbot" in report and "Check coverage: 13/13" in report
     assert "## 2026-03-15" in report  # the multi-day run ends two weeks later on its virtual clock
+    # the persona's edits reached its live sheets
+    max_run = scheduler.slots["max"].run
+    assert max_run is not None
+    assert "50 g" in max_run.state.sheets["family"].find("2.3").text  # type: ignore[union-attr]
+    assert not any("wine fridge, 45 cm" in f.text for f in max_run.state.sheets["kitchen"].live_facts())
