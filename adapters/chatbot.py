@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import Any, ClassVar
 
 from adapters.base import AdapterContext, AdapterError, AgentAdapter, AgentMessage, AgentStatus
@@ -85,8 +84,8 @@ class ChatbotAdapter(AgentAdapter):
         self.path.unlink(missing_ok=True)
 
     async def set_virtual_time(self, iso: str) -> None:
-        self.virtual_time = True  # the shared clock is already moved by the engine
-        datetime.fromisoformat(iso)
+        """From now on each user message is stamped; the time itself is the run's shared clock."""
+        self.virtual_time = True
 
     async def get_status(self) -> AgentStatus:
         return AgentStatus(state="thinking" if self.thinking else "sleeping")

@@ -200,8 +200,8 @@ class Run:
         if pending:
             await self._execute_tool_calls(pending)
             return
-        self._maybe_compact()
         system = self._system_prompt()
+        self._maybe_compact(system)
         completion = await self.p.persona_model.complete([{"role": "system", "content": system}, *self.state.persona_messages], TOOL_SCHEMAS)
         self.state.persona_turns_in_phase += 1
         await self._handle_completion(completion)
@@ -365,10 +365,10 @@ class Run:
             sorted(self.state.sheets), self.bench.time_master,
         )
 
-    def _maybe_compact(self) -> None:
+    def _maybe_compact(self, system: str) -> None:
         result = compact(
-            self._system_prompt(), self.state.persona_messages, self.state.phase_starts,
-            self.settings.compaction_max_tokens, self.settings.compaction_trim_to_tokens, self.notebook.render_loaded(),
+            system, self.state.persona_messages, self.state.phase_starts,
+            self.settings.compaction_max_tokens, self.settings.compaction_trim_to_tokens, self.notebook.render_loaded,
         )
         if result is None:
             return

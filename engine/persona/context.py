@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 
@@ -48,13 +49,13 @@ def compact(
     phase_starts: list[int],
     max_tokens: int,
     trim_to_tokens: int,
-    reinjected: str,
+    reinjected: Callable[[], str],
 ) -> Compacted | None:
     """Cut the history at a phase boundary when it has reached ``max_tokens``.
 
     Keeps the latest phases whose messages total at most ``trim_to_tokens`` (always at least the current
     phase) and puts a message with the live profile and loaded sheets in front. None when no cut is due
-    or possible.
+    or possible. ``reinjected`` renders the live profile and sheets (only when a cut is made).
     """
     if len(system) + sum(len(str(m.get("content") or "")) + len(str(m.get("tool_calls") or "")) for m in messages) < max_tokens:
         return None  # a token is at least one character: far below the limit, no need to count
@@ -75,7 +76,7 @@ def compact(
         "role": "user",
         "content": (
             "[Platform note: your earlier conversation was cut to save space. The assistant still has it. "
-            "Your current profile and the sheets you had loaded follow.]\n\n" + reinjected
+            "Your current profile and the sheets you had loaded follow.]\n\n" + reinjected()
         ),
     }
     new_messages = [note, *kept]

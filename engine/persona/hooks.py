@@ -35,8 +35,7 @@ def imitates_agent(completion: Completion, recent_replies: list[str]) -> str | N
             return "the output carries an assistant role label"
         for reply in recent_replies:
             if len(reply) >= 40 and len(text) >= 40:
-                if reply in text or SequenceMatcher(None, reply, text).quick_ratio() > 0.9 and (
-                    SequenceMatcher(None, reply, text).ratio() > 0.9
-                ):
+                matcher = SequenceMatcher(None, reply, text)
+                if reply in text or (matcher.quick_ratio() > 0.9 and matcher.ratio() > 0.9):
                     return "the output repeats an agent reply"
     return None

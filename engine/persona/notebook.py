@@ -48,7 +48,8 @@ class Notebook:
 
     def mark_told(self, name: str, ids: list[str]) -> str:
         sheet = self.sheet(name)
-        unknown = [i for i in ids if sheet.find(i) is None or sheet.find(i).text.strip() == DELETED]  # type: ignore[union-attr]
+        live = {f.id for f in sheet.live_facts()}
+        unknown = [i for i in ids if i not in live]
         if unknown:
             raise ToolError(f"sheet {sheet.name!r} has no live facts {', '.join(unknown)}")
         told = self.state.told.setdefault(sheet.name, [])
