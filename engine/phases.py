@@ -7,6 +7,7 @@ from datetime import date, datetime, time, timedelta
 
 from engine.benchmark.model import Phase
 from engine.benchmark.templates import render_templates
+from engine.persona.notebook import Notebook
 from engine.state import RunState
 
 FINISHED_TEXT = "The scenario is complete: there are no more phases. Thank you."
@@ -35,12 +36,11 @@ def required_sheets(vars_: dict[str, object]) -> list[str]:
 def gate_problems(state: RunState, phase: Phase, time_gate: bool, now: datetime) -> list[str]:
     """What next_phase is waiting for; empty when the phase may end."""
     problems: list[str] = []
+    notebook = Notebook(state)
     for sheet_name in required_sheets(state.phase_vars):
-        sheet = state.sheets.get(sheet_name)
-        if sheet is None:
+        if sheet_name not in state.sheets:
             continue
-        told = set(state.told.get(sheet_name, []))
-        untold = [f.id for f in sheet.live_facts() if f.id not in told]
+        untold = [f.id for f in notebook.untold(sheet_name)]
         if untold:
             problems.append(f"untold facts in `{sheet_name}`: {', '.join(untold)} (tell them, then facts_mark_told)")
     if state.phase_vars.get("require_all_checks"):
