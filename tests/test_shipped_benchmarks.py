@@ -1,8 +1,9 @@
-"""The shipped benchmarks (benchmarks/max, benchmarks/multiday) keep the article's invariants.
+"""The shipped benchmarks (benchmarks/max, benchmarks/multiday, benchmarks/demo) keep the article's invariants.
 
 Besides counting chapters, facts and checks, the max tests replay every ``Edit``/``Add`` directive the
-way the persona would apply them to her live sheets, and recompute each aggregate check from the sheets
-as they stand when the check is asked — so the chapters, the sheets, the answers and KEY.md all agree.
+way the persona would apply them to her live sheets (``engine/benchmark/directives.py``), and recompute
+each aggregate check from the sheets as they stand when the check is asked — so the chapters, the sheets,
+the answers and KEY.md (its ``uses:`` included) all agree.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.benchmark.answer_key import numbers_in, parse_key
-from engine.benchmark.facts import next_fact_id
-from engine.benchmark.model import CHECK_TYPES, DELETED, TRAP_TYPES, Benchmark, Fact, Sheet
+from engine.benchmark.answer_key import check_dependencies, numbers_in, parse_key
+from engine.benchmark.directives import expected_facts, phase_directives
+from engine.benchmark.model import CHECK_TYPES, DELETED, TRAP_TYPES, Benchmark
 from engine.benchmark.validate import validate_benchmark
+from engine.models.scripted_persona import _plan
 
 ROOT = Path(__file__).resolve().parent.parent / "benchmarks"
 
@@ -151,63 +153,50 @@ def test_the_electricity_tariff_is_never_mentioned(max_bench: Benchmark) -> None
 
 # ---------------------------------------------------------------- max: replaying the persona's edits
 
-_EDIT = re.compile(r"Edit (\S+) (\S+): (.+)")
-_ADD = re.compile(r"Add to (\S+) category (\d+): (.+)")
-_CHECK_LINE = re.compile(r"❓\s*(\S+)")
+Facts = dict[tuple[str, str], str]  # (sheet, fact id) -> text, as engine/benchmark/directives.py replays them
 
 
-def replay(bench: Benchmark) -> tuple[dict[str, dict[str, Sheet]], dict[str, Sheet]]:
-    """Apply every directive in phase order; the live sheets as each check is asked, and at the end."""
-    sheets = {name: sheet.model_copy(deep=True) for name, sheet in bench.sheets.items()}
-    at_check: dict[str, dict[str, Sheet]] = {}
-    for phase in bench.phases:
-        for line in phase.body.splitlines():
-            line = line.strip()
-            if match := _CHECK_LINE.match(line):
-                at_check[match.group(1)] = {n: s.model_copy(deep=True) for n, s in sheets.items()}
-            elif match := _EDIT.fullmatch(line):
-                fact = sheets[match.group(1)].find(match.group(2))
-                assert fact is not None and fact.text != DELETED, f"{phase.chapter}: {line}"
-                fact.text = match.group(3)
-            elif match := _ADD.fullmatch(line):
-                sheet, category = sheets[match.group(1)], int(match.group(2))
-                new_id = next_fact_id(sheet, category)
-                target = next(c for c in sheet.categories if c.number == category)
-                existing = sheet.find(new_id)
-                if existing is not None:
-                    existing.text = match.group(3)
-                else:
-                    target.facts.append(Fact(id=new_id, text=match.group(3)))
-    return at_check, sheets
+def at_check(bench: Benchmark, check_id: str) -> Facts:
+    """Every fact as the directives leave it when ``check_id`` is asked."""
+    phase = next(p for p in bench.phases if any(c.id == check_id for c in p.checks))
+    check = bench.check(check_id)
+    assert check is not None
+    return expected_facts(bench, phase.index, before_line=check.line)
 
 
-_AMOUNT = re.compile(r"→ \$([\d,]+)|— \$([\d,]+)")
+def final(bench: Benchmark) -> Facts:
+    return expected_facts(bench, len(bench.phases) - 1)
 
 
-def amount(fact: Fact) -> Decimal:
+def amount(text: str) -> Decimal:
     """The cost a fact puts into an estimate: '→ $N' (a computed line) or else the first '— $N'."""
-    arrow = re.search(r"→ \$([\d,]+)", fact.text)
-    match = arrow or re.search(r"— \$([\d,]+)", fact.text)
+    arrow = re.search(r"→ \$([\d,]+)", text)
+    match = arrow or re.search(r"— \$([\d,]+)", text)
     return Decimal(match.group(1).replace(",", "")) if match else Decimal(0)
 
 
-def per_m2(fact: Fact | None) -> Decimal:
-    assert fact is not None
-    match = re.search(r"\$(\d+) per m²", fact.text)
-    assert match, fact.text
+def per_m2(text: str | None) -> Decimal:
+    assert text is not None
+    match = re.search(r"\$(\d+) per m²", text)
+    assert match, text
     return Decimal(match.group(1))
 
 
-def total(sheets: dict[str, Sheet], name: str, category: int | None = None) -> Decimal:
-    facts = [f for c in sheets[name].categories if category in (None, c.number) for f in c.facts if f.text != DELETED]
-    result = sum((amount(f) for f in facts), Decimal(0))
-    if name == "kitchen":  # XREF lines carry no price: the hallway porcelain and the bathroom wall tile
-        result += 9 * per_m2(sheets["hallway"].find("1.2")) + 4 * per_m2(sheets["bathroom"].find("1.2"))
+def live(facts: Facts, name: str, category: int | None = None) -> dict[str, str]:
+    """The live facts of one sheet (or one category of it) by id."""
+    return {i: t for (s, i), t in facts.items()
+            if s == name and t != DELETED and category in (None, int(i.split(".")[0]))}
+
+
+def total(facts: Facts, name: str, category: int | None = None) -> Decimal:
+    result = sum((amount(t) for t in live(facts, name, category).values()), Decimal(0))
+    if name == "kitchen":  # XREF lines carry no price: the hallway porcelain (laid) and the bathroom wall tile
+        result += 9 * per_m2(facts.get(("hallway", "1.2"))) + 4 * per_m2(facts.get(("bathroom", "1.2")))
     return result
 
 
 ROOMS = ("hallway", "bathroom", "kitchen", "living", "bedroom", "works", "balcony")
-AGGREGATES = {
+AGGREGATES = {  # check id -> its value computed from the facts as they are when it is asked
     "12.1": lambda s: total(s, "trip", 2),
     "14.1": lambda s: total(s, "kitchen"),
     "15.1": lambda s: total(s, "trip", 2),
@@ -222,52 +211,116 @@ AGGREGATES = {
     "20.27": lambda s: total(s, "works"),
     "20.28": lambda s: sum((total(s, room) for room in ROOMS), Decimal(0)),
 }
+XREFS = {("hallway", "1.2"), ("bathroom", "1.2")}  # what the kitchen's floor and backsplash refer to
+SUMMED: dict[str, tuple[list[tuple[str, int | None]], set[tuple[str, str]]]] = {  # (sheet, category) parts, references
+    "12.1": ([("trip", 2)], set()), "14.1": ([("kitchen", None)], XREFS), "15.1": ([("trip", 2)], set()),
+    "20.5": ([("hallway", None)], set()), "20.6": ([("bathroom", None)], set()),
+    "20.7": ([("kitchen", None)], XREFS), "20.9": ([("car", 1)], set()), "20.12": ([("living", None)], set()),
+    "20.13": ([("bedroom", None)], set()), "20.14": ([("trip", 2)], set()), "20.23": ([("balcony", None)], set()),
+    "20.27": ([("works", None)], set()), "20.28": ([(room, None) for room in ROOMS], XREFS),
+}
 
 
 def test_every_edit_targets_a_live_fact_and_aggregates_follow_from_the_sheets(max_bench: Benchmark) -> None:
-    at_check, _ = replay(max_bench)
+    for index, directives in phase_directives(max_bench).items():
+        for directive in directives:
+            before = expected_facts(max_bench, index, before_line=directive.line)
+            if directive.kind == "edit":
+                assert before.get((directive.sheet, directive.fact_id), DELETED) != DELETED, directive
+            else:
+                assert before.get((directive.sheet, directive.fact_id), DELETED) == DELETED, directive
     expected = {"12.1": 2070, "14.1": 7590, "15.1": 2120, "20.5": 1740, "20.6": 4090, "20.7": 7700,
                 "20.9": 21180, "20.12": 2282, "20.13": 2288, "20.14": 2190, "20.23": 370, "20.27": 8570,
                 "20.28": 27040}
     for check_id, compute in AGGREGATES.items():
-        value = compute(at_check[check_id])
+        value = compute(at_check(max_bench, check_id))
         assert value == expected[check_id], check_id
         check = max_bench.check(check_id)
         assert check is not None and value in numbers_in(check.answer), check_id
 
 
-def test_the_articles_edit_chains_end_where_the_answers_say(max_bench: Benchmark) -> None:
-    at_check, final = replay(max_bench)
-    original = max_bench.sheets
+def test_every_priced_line_of_an_aggregate_is_among_its_declared_dependencies(max_bench: Benchmark) -> None:
+    deps = check_dependencies(max_bench)
+    for check_id, (parts, references) in SUMMED.items():
+        facts = at_check(max_bench, check_id)
+        summed = {(name, i): t for (name, i), t in facts.items()
+                  if any(name == n and c in (None, int(i.split(".")[0])) for n, c in parts)}
+        # every line with a price or a reference, and every struck-out line (it is left out of the total)
+        needed = {key for key, text in summed.items() if amount(text) or "same" in text or text == DELETED}
+        missing = (needed | references) - set(deps[check_id])
+        assert not missing, (check_id, sorted(missing))
 
-    def text(sheets: dict[str, Sheet], name: str, fact_id: str) -> str:
-        fact = sheets[name].find(fact_id)
-        return fact.text if fact else ""
+
+def test_the_articles_edit_chains_end_where_the_answers_say(max_bench: Benchmark) -> None:
+    end = final(max_bench)
+    original = expected_facts(max_bench, 0, before_line=0)
+
+    def text(facts: Facts, name: str, fact_id: str) -> str:
+        return facts.get((name, fact_id), "")
 
     # Boss: 70 → 55 (RECONSIDER, ch2) → 50 (SELF-FIX, ch10)
     assert "70 g" in text(original, "family", "2.3")
-    assert "50 g of dry food" in text(final, "family", "2.3")
+    assert "50 g of dry food" in text(end, "family", "2.3")
     # tile $42 → $55; the backsplash refers to it and never carries a price
-    assert "$42 per m²" in text(original, "bathroom", "1.2") and "$55 per m²" in text(final, "bathroom", "1.2")
-    assert "same tile as on the bathroom walls" in text(final, "kitchen", "1.3")
+    assert "$42 per m²" in text(original, "bathroom", "1.2") and "$55 per m²" in text(end, "bathroom", "1.2")
+    assert "same tile as on the bathroom walls" in text(end, "kitchen", "1.3")
     assert "$" not in text(original, "kitchen", "1.2") + text(original, "kitchen", "1.3")
     # customs about $850 → $1,100; insurance $400 → $430; the RAV4 with a $500 deposit
-    assert "about $850" in text(original, "car", "1.2") and "$1,100" in text(final, "car", "1.2")
-    assert "$430" in text(final, "car", "1.4")
-    assert "RAV4" in text(final, "car", "4.3") and "$500 deposit" in text(final, "car", "4.3")
+    assert "about $850" in text(original, "car", "1.2") and "$1,100" in text(end, "car", "1.2")
+    assert "$430" in text(end, "car", "1.4")
+    assert "RAV4" in text(end, "car", "4.3") and "$500 deposit" in text(end, "car", "4.3")
     # Göreme $90 → $110, flights $520 → $560
-    assert "$90 a night" in text(original, "trip", "2.2") and "$110 a night" in text(final, "trip", "2.2")
-    assert "$520" in text(original, "trip", "2.1") and "$560" in text(final, "trip", "2.1")
-    # the wine fridge: added in ch11 ($330), gone from the kitchen by the exam
-    assert any("wine fridge" in f.text and "$330" in f.text for f in at_check["14.1"]["kitchen"].live_facts())
-    assert not any("Built-in wine fridge" in f.text for f in final["kitchen"].live_facts())
+    assert "$90 a night" in text(original, "trip", "2.2") and "$110 a night" in text(end, "trip", "2.2")
+    assert "$520" in text(original, "trip", "2.1") and "$560" in text(end, "trip", "2.1")
+    # the wine fridge: added in ch11 ($330) as kitchen 1.8, gone by the exam, its id taken by the pantry unit
+    assert "wine fridge" in text(at_check(max_bench, "14.1"), "kitchen", "1.8")
+    assert "$330" in text(at_check(max_bench, "14.1"), "kitchen", "1.8")
+    assert not any("Built-in wine fridge" in t for t in live(end, "kitchen").values())
+    assert text(end, "kitchen", "1.8").startswith("Pull-out pantry unit")
     # the partition: living room 5.2 × 4.0 m
-    assert "5.2 × 4.0 m" in text(final, "living", "1.1")
+    assert "5.2 × 4.0 m" in text(end, "living", "1.1")
     # Anna's visit in three weeks, for a week
-    assert "{{FUTURE:3:weeks}}, for a week" in text(final, "family", "3.3")
+    assert "{{FUTURE:3:weeks}}, for a week" in text(end, "family", "3.3")
     # the blood-pressure series: 142/95 first, 126/82 today last
-    readings = [f.text for f in final["health"].categories[1].facts]
+    log = live(end, "health", 2)
+    readings = [log[i] for i in sorted(log, key=lambda i: int(i.split(".")[1]))]
     assert len(readings) == 6 and "142/95" in readings[0] and readings[-1].startswith("{{TODAY}} — 126/82")
+
+
+def test_the_kitchen_floor_and_the_air_conditioners_leave_no_doubt(max_bench: Benchmark) -> None:
+    sheets = max_bench.sheets
+    floor = sheets["kitchen"].find("1.2")
+    backsplash = sheets["kitchen"].find("1.3")
+    hallway_floor = sheets["hallway"].find("1.2")
+    conditioners = sheets["works"].find("1.5")
+    assert floor and backsplash and hallway_floor and conditioners
+    # the kitchen floor costs the hallway's laid price per m², laying included; the backsplash is laid under the works
+    assert "per m² laid" in hallway_floor.text
+    assert "same laid price per m²" in floor.text and "laying included" in floor.text
+    assert "same price per m²" in backsplash.text and "general works" in backsplash.text
+    # the air conditioners belong to the general works, never to a room's total, and the questions say so
+    assert "not part of either room's estimate" in conditioners.text
+    for check_id in ("14.1", "20.5", "20.6", "20.7", "20.12", "20.13", "20.23"):
+        check = max_bench.check(check_id)
+        assert check is not None and "without the general works" in check.question, check_id
+    profile = " ".join(f.text for f in sheets["profile"].live_facts())
+    assert "general works (everything not tied to one room) as a separate part" in profile
+
+
+def _scripted_says(bench: Benchmark, phase_index: int) -> list[str]:
+    """What the scripted persona would send from a phase's own lines (Say lines, anchors, edits, adds)."""
+    phase = bench.phases[phase_index]
+    plan = _plan(f"Phase {phase_index + 1}/{len(bench.phases)} ({phase.chapter}: {phase.title})\n\n{phase.body}",
+                 set(bench.sheets))
+    return [a.args["text"] for a in plan if a.kind == "say"] + [a.args["text"] for a in plan if a.kind in ("edit", "add")]
+
+
+def test_the_wine_fridge_retirement_is_told_on_its_own_line(max_bench: Benchmark) -> None:
+    phase = next(p for p in max_bench.phases if p.title == "Renovation — kitchen, the wine fridge")
+    said = _scripted_says(max_bench, phase.index)
+    assert any("wine fridge doesn't fit" in text and "strike" in text for text in said)
+    directives = phase_directives(max_bench)[phase.index]
+    assert [(d.kind, d.fact_id, d.text[:8]) for d in directives] == [("edit", "1.8", "—"), ("add", "1.8", "Pull-out")]
 
 
 def test_wine_fridge_is_a_late_add_six_chapters_after_the_kitchen(max_bench: Benchmark) -> None:
@@ -283,7 +336,7 @@ def test_wine_fridge_is_a_late_add_six_chapters_after_the_kitchen(max_bench: Ben
 # ---------------------------------------------------------------- KEY.md
 
 
-@pytest.mark.parametrize("name", ["max", "multiday"])
+@pytest.mark.parametrize("name", ["max", "multiday", "demo"])
 def test_key_covers_every_check_and_agrees_with_the_answers(name: str) -> None:
     bench = load(name)  # check_answer_key runs inside validate: no problems means the sums add up
     key = parse_key((ROOT / name / "KEY.md").read_text(encoding="utf-8"))
@@ -295,6 +348,31 @@ def test_key_covers_every_check_and_agrees_with_the_answers(name: str) -> None:
         check = bench.check(line.check_id)
         assert check is not None
         assert "AGG" in check.types or line.check_id in ("16.1", "20.11")
+
+
+@pytest.mark.parametrize("name", ["max", "multiday", "demo"])
+def test_every_check_declares_the_facts_it_depends_on(name: str) -> None:
+    bench = load(name)
+    deps = check_dependencies(bench)
+    assert set(deps) == {c.id for c in bench.checks()}
+    for check in bench.checks():
+        if "VOID" in check.types:
+            assert deps[check.id] == [], check.id  # never said: no fact to depend on
+        for sheet, fact_id in deps[check.id]:  # each names a fact that exists when the check is asked
+            phase = next(p for p in bench.phases if check in p.checks)
+            assert (sheet, fact_id) in expected_facts(bench, phase.index, check.line), (check.id, sheet, fact_id)
+
+
+def test_max_dependencies_name_the_facts_each_answer_reads(max_bench: Benchmark) -> None:
+    deps = check_dependencies(max_bench)
+    assert deps["8.1"] == deps["20.3"] == [("health", "3.1")]
+    kitchen = [("kitchen", f"1.{n}") for n in range(2, 9)]
+    assert deps["14.1"] == kitchen + [("hallway", "1.2"), ("bathroom", "1.2")]  # the XREFs included
+    assert deps["20.7"] == kitchen + [("kitchen", "1.9"), ("hallway", "1.2"), ("bathroom", "1.2")]
+    assert ("works", "1.5") in deps["20.12"] and ("works", "1.5") in deps["20.13"]  # the scope: no air conditioner
+    assert deps["20.19"] == [("bathroom", "1.2")]  # HIST: the edit history of the fact
+    assert deps["20.20"] == deps["20.26"] == []
+    assert len(deps["20.28"]) == 6 + 7 + 8 + 5 + 5 + 7 + 4
 
 
 def test_validate_reports_a_wrong_total_in_a_copied_key(tmp_path: Path) -> None:
@@ -355,6 +433,18 @@ def test_multiday_calendar_parkrun_office_and_the_silent_day(multiday: Benchmark
     assert "same route as yesterday, 7 km in 40:50" in by_day[10].body
     assert [d for d, p in by_day.items() if "Ashton Court" in p.body and "❓" not in p.body] == [9]
     assert "8 km" in by_day[11].body and "8.4 km" in by_day[12].body
+
+
+def test_the_silent_day_has_nothing_to_send(multiday: Benchmark) -> None:
+    day8 = next(p for p in multiday.phases if p.date == date(2026, 3, 8))
+    assert not day8.checks and phase_directives(multiday)[day8.index] == []
+    plan = _plan(f"Phase {day8.index + 1}/{len(multiday.phases)} ({day8.chapter}: {day8.title})\n\n{day8.body}",
+                 set(multiday.sheets))
+    assert [(a.kind, a.args) for a in plan] == [("wait", {"until": "21:00"})]  # the scripted persona only waits
+    # the campaign's new date is told by the Edit line alone, not by a directive inside the 18:30 line
+    day5 = next(p for p in multiday.phases if p.date == date(2026, 3, 5))
+    assert [(d.kind, d.sheet, d.fact_id) for d in phase_directives(multiday)[day5.index]] == [("edit", "work", "1.2")]
+    assert "Tell the assistant" not in day5.body
 
 
 def test_multiday_checks(multiday: Benchmark) -> None:

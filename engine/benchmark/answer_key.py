@@ -1,38 +1,49 @@
-"""KEY.md answer keys: recompute declared aggregates and compare them with the checks' answers.
+"""KEY.md answer keys: every check's answer, chain and dependencies; recompute declared aggregates.
 
-A benchmark may ship a ``KEY.md`` for reviewers: for every check, its answer and the chain of facts and
-edits that produces it. Free text is allowed anywhere; these lines are machine-read:
+A benchmark ships a ``KEY.md`` for reviewers: for every check, its answer, the chain of facts and edits
+that produces it, and the facts it depends on. Free text is allowed anywhere; these lines are machine-read:
 
 ```
 ## 20.5 [AGG] Hallway estimate total          <- an entry: "## <check id>" starts it
 answer: $1,740                                 <- optional; must equal the check's Correct answer
+uses: hallway 1.2, 1.3, 1.4, 1.5, 1.6, 1.7     <- required: the facts the correct answer depends on
 sum: 20.5 = 6 × 30 + 5 × 40 + 1,050 + 160 + 150 = 1,740
 trap: RECONSIDER | hallway 1.3, ch3 | stone → microcement | 20.5, 20.21
 ```
 
+* ``uses: <sheet> <id>[, <id>…][; <sheet> <id>…]`` — the facts (sheet and fact id, as they are when the
+  check is asked, ids of added facts included) whose current value, or for a HIST check whose edit history,
+  the correct answer reads; ``uses: none`` for a check that depends on no fact (VOID checks, things told only
+  in a phase's text). Several ``uses:`` lines in one entry add up. The engine checks each of them when the
+  check is graded (``check_dependencies``): a fact that does not hold what the directives lead to, or was not
+  told since its last change, makes the grade a persona fault.
 * ``sum: <check id> = <expression> = <total>`` — the expression holds numbers (``$`` and thousands
   commas allowed) joined by ``+``, ``-``, ``×`` or ``*``; the total must equal the expression and appear in
   the check's ``Correct answer:``.
 * ``trap: <TYPE> | <where> | <what> | <check ids>`` — a trap write of SPEC §3.4 and the checks matching it.
 
-Problems: a wrong total, a total missing from the answer, an ``answer:`` that differs from the check, an
-entry, sum or trap naming an unknown check, an unknown trap type, and a check without an entry.
+Problems: a check without a ``uses:`` declaration (reported at its ``❓`` line; a benchmark with checks and
+no KEY.md gets one per check), a ``uses:`` naming an unknown sheet or a fact id that never exists, a wrong
+total, a total missing from the answer, an ``answer:`` that differs from the check, an entry, sum or trap
+naming an unknown check, and an unknown trap type.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
+from engine.benchmark.directives import cached, ever_existing_facts, expected_facts
+from engine.benchmark.facts import is_fact_id
 from engine.benchmark.model import TRAP_TYPES, Benchmark, Check, Problem
 
 KEY_FILE = "KEY.md"
 ProblemReporter = Callable[[int, str], None]  # (line, message)
 
 _ENTRY = re.compile(r"##\s+([1-9]\d*\.[1-9]\d*)(?!\d)")
-_FIELD = re.compile(r"(answer|sum|trap):\s*(.*)", re.IGNORECASE)
+_FIELD = re.compile(r"(answer|sum|trap|uses):\s*(.*)", re.IGNORECASE)
 _NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
 _TOKEN = re.compile(r"\s*(?:(\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)|([-+×*]))")
 
@@ -60,6 +71,10 @@ class KeyEntry:
     line: int
     answer: str | None = None
     answer_line: int = 0
+    uses: list[tuple[str, str]] | None = None  # None: no 'uses:' line; []: 'uses: none'
+    uses_line: int = 0  # the first 'uses:' line
+    uses_lines: list[tuple[int, list[tuple[str, str]]]] = field(default_factory=list)  # per 'uses:' line
+    uses_none: bool = False  # a 'uses: none' line was met
 
 
 @dataclass
@@ -152,11 +167,50 @@ def parse_key(text: str) -> AnswerKey:
                 key.problems.append((number, "'answer:' outside an entry: put it under a '## <check id>' heading"))
             else:
                 current.answer, current.answer_line = value, number
+        elif name == "uses":
+            if current is None:
+                key.problems.append((number, "'uses:' outside an entry: put it under a '## <check id>' heading"))
+            else:
+                _parse_uses(value, number, current, key)
         elif name == "sum":
             _parse_sum(value, number, key)
         else:
             _parse_trap(value, number, key)
     return key
+
+
+_USES_FORM = "write 'uses: <sheet> <id>, <id>; <sheet> <id>' or 'uses: none'"
+
+
+def _parse_uses(value: str, number: int, entry: KeyEntry, key: AnswerKey) -> None:
+    """One ``uses:`` line of ``entry``: ``none`` or ``sheet id, id; sheet id``; malformed parts reported."""
+    if value.lower().rstrip(".") == "none":
+        if entry.uses:
+            key.problems.append((number, f"entry {entry.check_id}: 'uses: none' beside facts in another 'uses:' line"))
+        if entry.uses is None:
+            entry.uses, entry.uses_line = [], number
+        entry.uses_none = True
+        entry.uses_lines.append((number, []))
+        return
+    if entry.uses_none:
+        key.problems.append((number, f"entry {entry.check_id}: facts beside an earlier 'uses: none'"))
+    found: list[tuple[str, str]] = []
+    for group in (g.strip() for g in value.split(";")):
+        words = [w for w in re.split(r"[,\s]+", group) if w]
+        if len(words) < 2:
+            key.problems.append((number, f"entry {entry.check_id}: malformed uses {group!r}: {_USES_FORM}"))
+            continue
+        sheet, ids = words[0].removesuffix(".md"), words[1:]
+        for fact_id in ids:
+            if not is_fact_id(fact_id):
+                key.problems.append((number, f"entry {entry.check_id}: {fact_id!r} in uses is not a fact id "
+                                     f"like 1.2: {_USES_FORM}"))
+            elif (sheet, fact_id) not in found:
+                found.append((sheet, fact_id))
+    if entry.uses is None:
+        entry.uses, entry.uses_line = [], number
+    entry.uses += [dep for dep in found if dep not in entry.uses]
+    entry.uses_lines.append((number, found))
 
 
 def _parse_sum(value: str, number: int, key: AnswerKey) -> None:
@@ -181,8 +235,18 @@ def _same_text(a: str, b: str) -> bool:
     return " ".join(a.split()) == " ".join(b.split())
 
 
-def check_key_text(text: str, checks: Sequence[Check], file: str = KEY_FILE) -> list[Problem]:
-    """Problems of a KEY.md ``text`` against the benchmark's ``checks``, reported against ``file``."""
+def check_key_text(
+    text: str,
+    checks: Sequence[Check],
+    file: str = KEY_FILE,
+    facts: Mapping[str, set[str]] | None = None,
+    chapter_of: Mapping[str, str] | None = None,
+) -> list[Problem]:
+    """Problems of a KEY.md ``text`` against the benchmark's ``checks``, reported against ``file``.
+
+    ``facts`` (sheet -> every fact id it ever has) enables the check of the facts named in ``uses:``;
+    ``chapter_of`` (check id -> chapter file) places a missing ``uses:`` at the check's line in its chapter.
+    """
     key = parse_key(text)
     by_id = {check.id: check for check in checks}
     problems = [Problem(file=file, line=line, message=message) for line, message in key.problems]
@@ -207,9 +271,42 @@ def check_key_text(text: str, checks: Sequence[Check], file: str = KEY_FILE) -> 
         for check_id in trap.checks:
             if check_id not in by_id:
                 problem(trap.line, f"trap {trap.type} names check {check_id}, which is not in the chapters")
+    problems += _uses_problems(key, checks, file, facts, chapter_of)
+    return problems
+
+
+def _no_uses(check_id: str) -> str:
+    return (f"check {check_id} declares no dependencies (add 'uses: <sheet> <id>, …' or 'uses: none' under "
+            f"'## {check_id}' in {KEY_FILE})")
+
+
+def _uses_problems(
+    key: AnswerKey,
+    checks: Sequence[Check],
+    file: str,
+    facts: Mapping[str, set[str]] | None,
+    chapter_of: Mapping[str, str] | None,
+) -> list[Problem]:
+    """Every check declares its dependencies; each names a known sheet and a fact id that exists at some point."""
+    problems: list[Problem] = []
     for check in checks:
-        if check.id not in key.entries:
-            problem(0, f"check {check.id} has no entry in {KEY_FILE} (add '## {check.id}' with its answer and chain)")
+        entry = key.entries.get(check.id)
+        if entry is None or entry.uses is None:
+            where = (chapter_of or {}).get(check.id)
+            problems.append(Problem(file=where or file, line=check.line if where else 0, message=_no_uses(check.id)))
+    if facts is None:
+        return problems
+    for entry in key.entries.values():
+        for number, found in entry.uses_lines:
+            for sheet, fact_id in found:
+                if sheet not in facts:
+                    known = ", ".join(sorted(facts)) or "none"
+                    message = f"entry {entry.check_id}: uses names sheet {sheet!r}, which does not exist (sheets: {known})"
+                    problems.append(Problem(file=file, line=number, message=message))
+                elif fact_id not in facts[sheet]:
+                    message = (f"entry {entry.check_id}: uses names {sheet} {fact_id}, which is neither in {sheet}.md "
+                               f"nor added by any 'Add to {sheet}' line")
+                    problems.append(Problem(file=file, line=number, message=message))
     return problems
 
 
@@ -239,13 +336,53 @@ def _show(value: Decimal) -> str:
     return format(value.normalize(), "f")
 
 
+def _chapter_of(bench: Benchmark) -> dict[str, str]:
+    return {check.id: str(bench.path / phase.chapter) for phase in bench.phases for check in phase.checks}
+
+
 def check_answer_key(bench: Benchmark) -> list[Problem]:
-    """Problems found in ``bench.path / "KEY.md"`` (none when the file is absent)."""
+    """Problems found in ``bench.path / "KEY.md"``; without the file, every check lacks its ``uses:``."""
     file = bench.path / KEY_FILE
     if not file.is_file():
-        return []
+        chapter_of = _chapter_of(bench)
+        return [Problem(file=chapter_of[c.id], line=c.line, message=_no_uses(c.id)) for c in bench.checks()]
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         return [Problem(file=str(file), message=f"cannot read: {error}")]
-    return check_key_text(text, bench.checks(), str(file))
+    known = ever_existing_facts(bench)
+    problems = check_key_text(text, bench.checks(), str(file), known, _chapter_of(bench))
+    return problems + _not_yet_problems(parse_key(text), bench, known, str(file))
+
+
+def _not_yet_problems(key: AnswerKey, bench: Benchmark, known: Mapping[str, set[str]], file: str) -> list[Problem]:
+    """A ``uses:`` fact that exists in the benchmark but is added only after its check is asked."""
+    problems: list[Problem] = []
+    for phase in bench.phases:
+        for check in phase.checks:
+            entry = key.entries.get(check.id)
+            if entry is None:
+                continue
+            present = expected_facts(bench, phase.index, check.line)
+            for number, found in entry.uses_lines:
+                for sheet, fact_id in found:
+                    if fact_id in known.get(sheet, set()) and (sheet, fact_id) not in present:
+                        message = (f"entry {check.id}: uses names {sheet} {fact_id}, which is added only after "
+                                   f"check {check.id} is asked")
+                        problems.append(Problem(file=file, line=number, message=message))
+    return problems
+
+
+def _read_dependencies(bench: Benchmark) -> dict[str, list[tuple[str, str]]]:
+    try:
+        text = (bench.path / KEY_FILE).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    return {cid: list(e.uses) for cid, e in parse_key(text).entries.items() if e.uses is not None}
+
+
+def check_dependencies(bench: Benchmark) -> dict[str, list[tuple[str, str]]]:
+    """Check id -> the (sheet, fact id) pairs its ``uses:`` declares in KEY.md, in order; an empty list for
+    ``uses: none``; a check without a declaration (or without KEY.md) is absent. Read once per benchmark."""
+    found = cached("dependencies", bench, _read_dependencies)
+    return {check_id: list(deps) for check_id, deps in found.items()}

@@ -2,7 +2,9 @@
 
 The loader reports what it meets while reading (benchmark.json, chapter files, fact ids, checks, templates,
 dates and anchors); here come the checks that need the whole benchmark: JS dry runs and the sheets they
-name, duplicate check ids, scripted directives naming missing sheets, the time gate, and KEY.md.
+name, duplicate check ids, directives naming missing sheets, categories or facts, directive words where the
+scripted persona would misread them (at the start of a wrapped prose line, or inside one), the time gate,
+and KEY.md (answers, sums, traps and every check's ``uses:``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from engine.benchmark.answer_key import check_answer_key
+from engine.benchmark.directives import directive_text, phase_lines, replay_problems
 from engine.benchmark.facts import is_fact_id
 from engine.benchmark.jsblock import dry_run_block
 from engine.benchmark.loader import load_with_problems
@@ -27,7 +30,7 @@ def validate_benchmark(path: Path) -> tuple[Benchmark | None, list[Problem]]:
     bench, problems = load_with_problems(path)
     if bench is not None:
         problems += check_benchmark(bench)
-    return bench, sorted(problems, key=lambda p: (p.file, p.line))
+    return bench, sorted(problems, key=lambda p: (p.file.endswith("KEY.md"), p.file, p.line))  # causes first
 
 
 def check_benchmark(bench: Benchmark) -> list[Problem]:
@@ -36,6 +39,11 @@ def check_benchmark(bench: Benchmark) -> list[Problem]:
     for phase in bench.phases:
         problems += _check_js(bench, phase)
         problems += _check_directives(bench, phase)
+        problems += _check_directive_placement(bench, phase)
+    problems += [
+        Problem(file=_chapter_file(bench, phase), line=line, message=message)
+        for phase, line, message in replay_problems(bench)
+    ]
     problems += _check_duplicate_checks(bench)
     problems += _check_time_gate(bench)
     for name, sheet in bench.sheets.items():
@@ -76,15 +84,16 @@ def _check_directives(bench: Benchmark, phase: Phase) -> list[Problem]:
     """Sheets named in ``Tell the `x` sheet``, ``Edit x 1.2:`` and ``Add to x category 2:`` lines must exist."""
     problems: list[Problem] = []
     file = _chapter_file(bench, phase)
-    for number, line in _phase_lines(bench, phase):
-        names = _SHEET_MENTION.findall(line)
-        if edit := _EDIT.match(line.strip()):
+    for number, raw in phase_lines(bench, phase):
+        names = _SHEET_MENTION.findall(raw)
+        line = directive_text(raw)
+        if edit := _EDIT.match(line):
             names.append(edit.group(1))
             if not is_fact_id(edit.group(2)):
                 problems.append(
                     Problem(file=file, line=number, message=f"Edit: malformed fact id {edit.group(2)!r}")
                 )
-        if add := _ADD.match(line.strip()):
+        if add := _ADD.match(line):
             names.append(add.group(1))
             sheet = bench.sheets.get(add.group(1))
             known = {c.number for c in sheet.categories} if sheet else set()
@@ -98,21 +107,84 @@ def _check_directives(bench: Benchmark, phase: Phase) -> list[Problem]:
     return problems
 
 
-def _phase_lines(bench: Benchmark, phase: Phase) -> list[tuple[int, str]]:
-    """The phase's text lines with their line numbers in the chapter file, its js block left out."""
-    try:
-        lines = (bench.path / phase.chapter).read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return []
-    js_end = phase.js_line + len((phase.js or "").splitlines())  # the closing fence
-    result: list[tuple[int, str]] = []
-    for number in range(phase.line + 1, len(lines) + 1):
-        line = lines[number - 1]
-        if line.startswith("## "):
-            break
-        if phase.js is None or not phase.js_line - 1 <= number <= js_end:
-            result.append((number, line))
-    return result
+_SAY_WORDS = r"(?i:say|tell|mention|reply|answer|write)\b"  # what the scripted persona sends (any case)
+_DIRECTIVE_START = re.compile(rf"(?:{_SAY_WORDS}|Ask\b|Edit\s|Add to\s)")
+_LOWER_SAY_START = re.compile(r"(?:say|tell|mention|reply|answer|write)\b")
+_SAY_START = re.compile(_SAY_WORDS)
+_MID_LINE = (
+    re.compile(r"[.!?…][\"”’)]*\s+(?P<word>Say|Tell)\b(?!\s+(?:the\s+)?`)"),  # "… today. Say …", "… so. Say"
+    re.compile(r"\s(?P<word>Say|Tell):?\s*[\"“]"),  # '… Say: "…"'
+    re.compile(r"\s(?P<word>Edit)\s+[\w-]+\s+\d+\.\d+\s*:"),
+    re.compile(r"\s(?P<word>Add to)\s+[\w-]+\s+category\s+\d+\s*:"),
+)
+_ANCHOR_LINE = re.compile(r"\d{1,2}:\d{2}(?!\d)")
+_DATE_LINE = re.compile(r"\d{4}-\d{2}-\d{2}\b")
+_WRAPPED = (
+    "a directive word starts a wrapped line: put the directive on its own line (blank line before) or re-wrap "
+    "the paragraph"
+)
+
+
+def _line_kinds(lines: list[tuple[int, str]]) -> list[str]:
+    """Each phase line as blank, heading, fence, check, anchor, directive or prose."""
+    kinds: list[str] = []
+    in_fence = False
+    for raw in (text for _, text in lines):
+        stripped = raw.strip()
+        previous = kinds[-1] if kinds else "blank"
+        if stripped.startswith("```") or in_fence:
+            kinds.append("fence")  # a code block, its fences included
+            in_fence = in_fence != stripped.startswith("```")
+        elif not stripped:
+            kinds.append("blank")
+        elif stripped.startswith("#"):
+            kinds.append("heading")
+        elif "❓" in stripped[:3] or (previous == "check" and (raw[:1].isspace() or stripped.lower().startswith(
+                "correct answer:"))):
+            kinds.append("check")
+        elif _ANCHOR_LINE.match(stripped) or _DATE_LINE.match(stripped):
+            kinds.append("anchor")  # a date line counts as one here
+        elif _DIRECTIVE_START.match(directive_text(raw)):
+            kinds.append("directive")
+        else:
+            kinds.append("prose")
+    return kinds
+
+
+def _check_directive_placement(bench: Benchmark, phase: Phase) -> list[Problem]:
+    """Directive words where the scripted persona misreads them: starting a line that continues a prose
+    paragraph (it would send a fragment of the prose), inside a prose line (never carried out), or a
+    ``Say`` that continues on the next line (only its first line is sent)."""
+    lines = phase_lines(bench, phase)
+    kinds = _line_kinds(lines)
+    file = _chapter_file(bench, phase)
+    problems: list[Problem] = []
+    for k, ((number, raw), kind) in enumerate(zip(lines, kinds, strict=True)):
+        previous = kinds[k - 1] if k else "blank"
+        text = raw.strip()
+        bullet = text[:1] in "-•*" and text[1:2] == " "
+        if kind == "directive" and not bullet:
+            lower_wrap = _LOWER_SAY_START.match(text) and previous in ("prose", "anchor", "directive")
+            if previous == "prose" or lower_wrap:
+                problems.append(Problem(file=file, line=number, message=_WRAPPED))
+                continue
+        if kind == "prose" and previous == "directive" and not bullet:
+            said = directive_text(lines[k - 1][1])
+            unclosed = said.count('"') % 2 == 1 or said.count("“") > said.count("”")
+            if (text[:1].islower() or unclosed) and _SAY_START.match(said) and not _SHEET_MENTION.search(said):
+                message = ("a Say/Tell line continues on this line, but only its own line is sent: keep each "
+                           "Say on one line")
+                problems.append(Problem(file=file, line=number, message=message))
+                continue
+        if kind in ("prose", "anchor", "directive"):
+            body = directive_text(raw)
+            for pattern in _MID_LINE:
+                if match := pattern.search(body, 1):
+                    message = (f"'{match.group('word')}' in the middle of a line is never carried out as a directive "
+                               f"by the scripted persona: put the directive on its own line (blank line before)")
+                    problems.append(Problem(file=file, line=number, message=message))
+                    break
+    return problems
 
 
 def _check_duplicate_checks(bench: Benchmark) -> list[Problem]:
