@@ -32,6 +32,8 @@ class ModelSpec(_Strict):
 
 class PersonaConfig(_Strict):
     model: str = "scripted/persona"
+    stuck_after: int = Field(default=4, ge=1)  # turns in a row without a valid tool call → waiting: persona stuck
+    max_turns_per_phase: int = Field(default=400, ge=1)  # persona turns in one phase → waiting: persona stuck
 
 
 class CompactionConfig(_Strict):
@@ -46,9 +48,9 @@ class CompactionConfig(_Strict):
 
 
 class TimeMasterConfig(_Strict):
-    min_sleep_to_skip: float = 5
-    pre_wake_delay: float = 1
-    poll_interval: float = 1
+    min_sleep_to_skip: float = Field(default=5, ge=0)
+    pre_wake_delay: float = Field(default=1, ge=0)
+    poll_interval: float = Field(default=1, gt=0)
 
 
 class HooksConfig(_Strict):

@@ -2,7 +2,7 @@
 
 When the persona sleeps and the agent is idle for at least ``min_sleep_to_skip`` seconds, the clock is
 wound to ``pre_wake_delay`` before the wake-up; the agent is told the new time first. Never while the
-agent is thinking.
+agent is thinking. A ``wait`` to a time that has already come sleeps nothing and says so.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from engine.events import ClockJumped
 from engine.persona.notebook import ToolError
-from engine.phases import parse_wait_target
+from engine.phases import nothing_to_wait_for, now_line, parse_wait_target
 
 if TYPE_CHECKING:
     from engine.run import Run
@@ -31,9 +31,12 @@ class TimeMaster:
             raise ToolError("wait is only available in virtual-time scenarios; this one runs in real time")
         clock, settings = run.clock, run.settings
         try:
-            target = parse_wait_target(until, clock.now(), run.current_phase().date)
+            wanted = parse_wait_target(until, clock.now(), run.current_phase().date)
         except ValueError as exc:
             raise ToolError(str(exc)) from None
+        if not wanted.ahead:
+            return nothing_to_wait_for(wanted, clock.now())
+        target = wanted.until
         while clock.now() < target:
             remaining = (target - clock.now()).total_seconds()
             if self.can_jump() and remaining >= settings.time_master_min_sleep and await run.agent.idle():
@@ -46,5 +49,6 @@ class TimeMaster:
                     run.emit(ClockJumped(from_time=before.isoformat(timespec="seconds"), to_time=clock.iso()))
                     run.save()
                     continue
-            await clock.sleep(min(settings.time_master_poll, max(remaining, 0.0)))
-        return f"You woke up. It is now {clock.now():%A %d %B %Y, %H:%M}."
+            left = (target - clock.now()).total_seconds()  # idle() may have taken a while: never oversleep
+            await clock.sleep(min(settings.time_master_poll, max(left, 0.0)))
+        return f"You woke up. {now_line(clock.now())}"

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime
+from datetime import date, datetime, time
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
-from engine_helpers import events, kinds, make_config
+from engine_helpers import ROOT, events, kinds, make_config
 from fixture_agents import ForgetfulAgent
 
 from adapters.base import AdapterContext, AgentStatus
 from engine.build import BuildError, build_run
 from engine.events import ClockJumped
+from engine.persona.context import build_system_prompt, drop_section
 from engine.persona.notebook import ToolError
+from engine.persona.tools import TOOL_NAMES, tool_schemas
+from engine.phases import WaitTarget, now_line, parse_wait_target
 from engine.run_parts import RunSettings, TerminationReason
 
 
@@ -124,7 +127,7 @@ async def test_without_get_status_idle_means_no_reply_activity(tmp_path: Path) -
     run = build_run(config, "d", tune=quick)
     await run._initialise()
     result = await run.tool_wait("2026-03-02 07:30")
-    assert "Monday 02 March 2026, 07:3" in result
+    assert "It is now Monday 2 March 2026, 07:3" in result
     assert kinds(events(config, "d"), "clock_jumped")
     await run.adapter.close()
 
@@ -178,15 +181,140 @@ async def test_wait_is_refused_in_real_time_scenarios(tmp_path: Path) -> None:
         await run.tool_wait("07:30")
 
 
-def test_a_time_of_day_in_a_phase_dated_ahead_means_that_day() -> None:
-    from datetime import date
+# ---- the shipped multiday's values: start 20:00, first action at 20:00 -------------------------------
 
-    from engine.phases import parse_wait_target
 
+async def test_a_wait_to_the_start_minute_called_just_after_it_is_now(tmp_path: Path) -> None:
+    """``benchmarks/multiday`` starts at 20:00 and its first action is at 20:00: the persona's first
+    ``wait("20:00")`` comes a few milliseconds after 20:00 and must not mean 20:00 tomorrow."""
+    config = make_config(tmp_path, {"md": {"benchmark": "multiday", "agent": "fixture_agents_vt:ClockAgent"}},
+                         benchmarks=ROOT / "benchmarks")
+    run = build_run(config, "md", tune=quick)
+    await run._initialise()
+    assert run.bench.start_time == datetime(2026, 3, 1, 20, 0)
+    assert run.current_phase().anchors[0] == time(20, 0)  # the first action is at the start time
+    assert run.clock.now() > datetime(2026, 3, 1, 20, 0)  # microseconds after, as in a real run
+    result = await run.tool_wait("20:00")
+    assert result == f"Nothing to wait for: 20:00 has already come. {now_line(run.clock.now())} Carry on with your phase."
+    assert "Sunday 1 March 2026, 20:00" in result
+    assert run.clock.now() < datetime(2026, 3, 1, 20, 1)
+    assert not kinds(events(config, "md"), "clock_jumped")
+    await run.adapter.close()
+
+
+async def test_a_wait_to_a_past_datetime_says_so_and_sleeps_nothing(tmp_path: Path) -> None:
+    config = make_config(tmp_path, {"d": {"benchmark": "days", "agent": "fixture_agents_vt:ClockAgent"}})
+    run = build_run(config, "d", tune=quick)
+    await run._initialise()
+    before = run.clock.now()
+    result = await run.tool_wait("2026-02-28 09:00")
+    assert result.startswith("Nothing to wait for: 2026-02-28 09:00 has already come. It is now Sunday 1 March 2026, 20:00.")
+    assert (run.clock.now() - before).total_seconds() < 0.5 and not kinds(events(config, "d"), "clock_jumped")
+    with pytest.raises(ToolError, match=r"HH:MM.*YYYY-MM-DD HH:MM.*YYYY-MM-DDTHH:MM\[:SS\]"):
+        await run.tool_wait("tomorrow morning")
+    await run.adapter.close()
+
+
+def test_now_line_names_the_weekday_date_and_time() -> None:
+    assert now_line(datetime(2026, 3, 1, 20, 0, 0, 4000)) == "It is now Sunday 1 March 2026, 20:00."
+    assert now_line(datetime(2026, 3, 14, 9, 5)) == "It is now Saturday 14 March 2026, 09:05."
+
+
+# ---- parse_wait_target, every branch -------------------------------------------------------------
+
+JUST_AFTER_EIGHT = datetime(2026, 3, 1, 20, 0, 0, 3000)  # 3 ms after the start time
+SUN, MON = date(2026, 3, 1), date(2026, 3, 2)
+
+
+def _ahead(until: str, now: datetime, phase_day: date | None = None) -> datetime:
+    target = parse_wait_target(until, now, phase_day)
+    assert target.ahead and target.until > now
+    return target.until
+
+
+def _now(until: str, now: datetime, phase_day: date | None = None) -> WaitTarget:
+    target = parse_wait_target(until, now, phase_day)
+    assert not target.ahead and target.until == now
+    return target
+
+
+def test_the_current_minute_means_now() -> None:
+    assert _now("20:00", JUST_AFTER_EIGHT, SUN).asked == "20:00"  # the shipped multiday's first action
+    assert _now("20:00", JUST_AFTER_EIGHT).asked == "20:00"  # no date line: not tomorrow either
+    assert _now("20:00", datetime(2026, 3, 1, 20, 0, 59), SUN)
+    assert _now("8:00", datetime(2026, 3, 1, 8, 0), SUN).asked == "08:00"  # exactly on the minute
+
+
+def test_earlier_on_the_phases_day_means_now() -> None:
     evening = datetime(2026, 3, 2, 21, 0)
-    assert parse_wait_target("21:30", evening) == datetime(2026, 3, 2, 21, 30)  # next occurrence: tonight
-    assert parse_wait_target("21:30", evening, date(2026, 3, 3)) == datetime(2026, 3, 3, 21, 30)  # the phase's day
-    assert parse_wait_target("07:30", evening, date(2026, 3, 2)) == datetime(2026, 3, 3, 7, 30)
-    assert parse_wait_target("2026-03-05 08:00", evening) == datetime(2026, 3, 5, 8, 0)
-    with pytest.raises(ValueError, match="HH:MM"):
-        parse_wait_target("soon", evening)
+    assert _now("07:30", evening, MON).asked == "07:30"  # the phase's day has already reached 07:30
+    assert _now("20:59", evening, MON)
+
+
+def test_a_later_time_on_the_phases_day_is_today() -> None:
+    assert _ahead("21:30", datetime(2026, 3, 2, 21, 0), MON) == datetime(2026, 3, 2, 21, 30)
+    assert _ahead("20:01", JUST_AFTER_EIGHT, SUN) == datetime(2026, 3, 1, 20, 1)
+
+
+def test_a_phase_dated_ahead_means_that_time_on_its_day() -> None:
+    assert _ahead("07:30", JUST_AFTER_EIGHT, MON) == datetime(2026, 3, 2, 7, 30)
+    assert _ahead("21:30", datetime(2026, 3, 2, 21, 0), date(2026, 3, 3)) == datetime(2026, 3, 3, 21, 30)
+    assert _ahead("20:00", JUST_AFTER_EIGHT, MON) == datetime(2026, 3, 2, 20, 0)  # that day's 20:00, not now
+    assert _ahead("09:00", JUST_AFTER_EIGHT, date(2026, 3, 8)) == datetime(2026, 3, 8, 9, 0)  # days ahead
+
+
+def test_a_phase_whose_day_is_over_has_nothing_to_wait_for() -> None:
+    past_midnight = datetime(2026, 3, 3, 0, 30)
+    assert _now("21:00", past_midnight, MON)
+    assert _now("07:30", past_midnight, MON)
+
+
+def test_without_a_date_line_a_time_of_day_is_its_next_occurrence() -> None:
+    evening = datetime(2026, 3, 2, 21, 0)
+    assert _ahead("21:30", evening) == datetime(2026, 3, 2, 21, 30)  # tonight
+    assert _ahead("07:30", evening) == datetime(2026, 3, 3, 7, 30)  # tomorrow morning
+    assert _ahead("20:59", evening) == datetime(2026, 3, 3, 20, 59)  # a minute ago: tomorrow
+
+
+def test_a_date_and_time_in_every_form() -> None:
+    evening = datetime(2026, 3, 2, 21, 0)
+    for text in ("2026-03-05 08:00", "2026-03-05T08:00", "2026-03-05T08:00:00", "  2026-03-05 8:00 "):
+        assert _ahead(text, evening, MON) == datetime(2026, 3, 5, 8, 0), text
+    assert _ahead("2026-03-02T21:00:30", evening) == datetime(2026, 3, 2, 21, 0, 30)
+    assert parse_wait_target("2026-03-05T08:00", evening).asked == "2026-03-05 08:00"
+
+
+def test_a_date_and_time_not_ahead_means_now() -> None:
+    assert _now("2026-03-01 20:00", JUST_AFTER_EIGHT, SUN).asked == "2026-03-01 20:00"  # microseconds past
+    assert _now("2026-02-28T09:00:00", JUST_AFTER_EIGHT).asked == "2026-02-28 09:00"
+
+
+@pytest.mark.parametrize("text", ["soon", "", "25:00", "20:60", "2026-03-05", "2026-13-05 08:00", "8pm", "2026-03-05T08:00Z"])
+def test_unreadable_targets_name_every_form(text: str) -> None:
+    with pytest.raises(ValueError, match=r"HH:MM.*YYYY-MM-DD HH:MM.*YYYY-MM-DDTHH:MM\[:SS\]"):
+        parse_wait_target(text, JUST_AFTER_EIGHT, SUN)
+
+
+# ---- time only where there is time ----------------------------------------------------------------
+
+
+def test_wait_and_the_time_section_only_in_virtual_time() -> None:
+    names = [t["function"]["name"] for t in tool_schemas(True)]
+    assert names == TOOL_NAMES and "wait" in names  # the full list stays for existing imports
+    assert [t["function"]["name"] for t in tool_schemas(False)] == [n for n in TOOL_NAMES if n != "wait"]
+    real = build_system_prompt("Be Ola.", "1.1 Ola", ["profile", "runs"], virtual_time=False)
+    virtual = build_system_prompt("Be Ola.", "1.1 Ola", ["profile", "runs"], virtual_time=True)
+    assert "# Time" in virtual and "`wait`" in virtual
+    assert "# Time" not in real and "`wait`" not in real and "virtual clock" not in real
+    for kept in ("# Who you are", "# Style", "# Your scenario", "Be Ola.", "# Your profile", "# Fact sheets", "`runs`"):
+        assert kept in real, kept
+    assert drop_section("# A\na\n# Time\nt\n## sub\nt2\n# B\nb\n", "Time") == "# A\na\n# B\nb\n"
+    assert drop_section("# A\na\n# Time\nt\n", "Time") == "# A\na\n"
+
+
+def test_the_wait_tool_and_the_prompt_list_every_form() -> None:
+    wait = next(t for t in tool_schemas(True) if t["function"]["name"] == "wait")["function"]
+    virtual = build_system_prompt("", "", ["profile"], virtual_time=True)
+    for form in ("HH:MM", "YYYY-MM-DD HH:MM", "YYYY-MM-DDTHH:MM", "YYYY-MM-DDTHH:MM:SS"):
+        assert form in wait["description"] and form in virtual, form
+    assert "already" in wait["description"]

@@ -41,11 +41,22 @@ TOOL_SCHEMAS: list[ToolSchema] = [
            "attempt": {"type": "integer", "enum": [1, 2]}, "answer": {"type": "string"},
            "comment": {"type": "string"}},
           ["check_id", "score", "attempt", "answer", "comment"]),
-    _tool("wait", "Sleep until a time of day (HH:MM, next occurrence) or a datetime (YYYY-MM-DD HH:MM).",
-          {"until": {"type": "string"}}, ["until"]),
+    _tool("wait",
+          "Sleep until a moment of virtual time; returns the time on waking. Accepted forms of `until`: "
+          "`HH:MM` — that time on the current phase's day (today, or the phase's date when it is ahead; "
+          "without a date line, the next time the clock shows it); `YYYY-MM-DD HH:MM` — a date and time; "
+          "ISO `YYYY-MM-DDTHH:MM` or `YYYY-MM-DDTHH:MM:SS`. If that time has already come (the current "
+          "minute included), it returns at once and says so: carry on.",
+          {"until": {"type": "string", "description": "HH:MM, YYYY-MM-DD HH:MM or YYYY-MM-DDTHH:MM[:SS]"}},
+          ["until"]),
 ]
 
-TOOL_NAMES = [t["function"]["name"] for t in TOOL_SCHEMAS]
+TOOL_NAMES = [t["function"]["name"] for t in TOOL_SCHEMAS]  # every tool; a run offers tool_schemas(...)
+
+
+def tool_schemas(virtual_time: bool) -> list[ToolSchema]:
+    """The tools offered to the persona: ``wait`` only in virtual-time scenarios (``bench.time_master``)."""
+    return [t for t in TOOL_SCHEMAS if virtual_time or t["function"]["name"] != "wait"]
 
 
 class ToolHost(Protocol):
