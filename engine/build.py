@@ -16,7 +16,7 @@ from engine.models.base import ChatModel, ModelError
 from engine.models.registry import make_model
 from engine.models.usage import UsageMeter
 from engine.persona.context import prompt_hash
-from engine.report import config_hash
+from engine.provenance import agent_model_name, benchmark_hash, config_hash, describe_model, project_version
 from engine.run import Run
 from engine.run_parts import RunParts, RunSettings
 from engine.state import RunState, load_state
@@ -101,11 +101,13 @@ def build_run(
     settings = RunSettings.from_config(config, run_cfg)
     if tune:
         tune(settings)
-    persona_spec = config.models.get(persona_name)
+    agent_model = agent_model_name(run_cfg.adapter_options(), adapter)
     parts = RunParts(
         run_id=run_id, run_dir=run_dir, benchmark=bench, persona_model=persona_model, adapter=adapter,
         clock=clock, settings=settings, state=state, meter=meter, resumed=resumed,
         prompt_hash=prompt_hash(bench.instructions),
-        config_hash=config_hash(run_cfg.model_dump(), persona_spec.model_dump() if persona_spec else {"model": persona_name}),
+        config_hash=config_hash(config, run_id, persona_name, agent_model),
+        benchmark_hash=benchmark_hash(bench.path), version=project_version(),
+        persona_name=describe_model(config, persona_name), agent_model=describe_model(config, agent_model),
     )
     return Run(parts)

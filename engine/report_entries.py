@@ -4,6 +4,10 @@ Tolerant of wrapped lines.
 
 An entry starts with ``## <date> — <run>: <bench> @ <agent>``; its figures are ``📊`` lines. A line that
 starts with neither is a continuation of the previous ``📊`` line (an editor or a pager wrapped it).
+
+Both formats are read: entries written before issue 9 (virtual dates, ``got:`` the persona's summary, no
+score line) and today's (wall-clock UTC dates, ``Score:`` headline, ``got:`` the agent's verbatim reply with
+``persona:`` the persona's summary, persona faults, provenance lines, ``Incomplete:`` for unfinished runs).
 """
 
 from __future__ import annotations
@@ -20,6 +24,15 @@ _HEADER = re.compile(
 _IMPERFECT = re.compile(
     r"^\[(?P<score>[\d.]+)/10(?:,\s*(?P<note>[^\]]*))?\]\s*\((?P<id>[^)]+)\)\s*(?P<rest>.*)$"
 )
+_FAULT = re.compile(r"^⚠\s*\((?P<id>[^)]+)\)\s*(?P<rest>.*)$")
+_SCORE = re.compile(r"^Score:\s*(?P<score>[\d.]+)/10(?:.*average over graded\s*(?P<avg>[\d.]+)/10)?")
+_INCOMPLETE = re.compile(
+    r"^Incomplete:\s*(?P<ended>[\w ]+?)\s+[—–-]\s+(?P<reason>.*?)(?:\s+·\s+phases started\s.*)?$"
+)
+_BENCHMARK = re.compile(r"^Benchmark:\s*.*?·\s*content\s+(?P<hash>\S+)(?:\s*·\s*MarathonMemBench\s+(?P<version>\S+))?")
+_PERSONA = re.compile(r"^Persona:\s*(?P<model>.+?)\s*·\s*prompt\s+(?P<prompt>\S+)(?:\s*·\s*config\s+(?P<config>\S+))?\s*$")
+_AGENT = re.compile(r"^Agent:\s*.*?·\s*model\s+(?P<model>.+?)\s*$")
+_CONFIG = re.compile(r"^Config:\s*(?P<hash>\S+)")
 _EVALUATIONS = re.compile(r"^Evaluations:\s*(?P<count>\d+)(?:,\s*average\s*(?P<avg>[\d.]+))?")
 _COVERAGE = re.compile(r"^Check coverage:\s*(?P<value>\S+)")
 _LINK = re.compile(r"\s*\[transcript #(\d+)\]\s*$")
@@ -37,6 +50,18 @@ class ImperfectAnswer:
     attempt: int = 1
     note: str = ""  # "2nd attempt", as written
     transcript_n: int | None = None  # the evaluation's event number in the run's transcript
+    persona: str = ""  # the persona's summary of the answer (entries before issue 9 had it in ``got``)
+
+
+@dataclass
+class PersonaFault:
+    """A grade whose premise the persona broke: kept, listed, not counted in the agent's score."""
+
+    check_id: str
+    question: str
+    graded: str  # "5/10", as written
+    fault: str
+    transcript_n: int | None = None
 
 
 @dataclass
@@ -47,10 +72,20 @@ class ReportEntry:
     agent: str
     lines: list[str] = field(default_factory=list)  # every 📊 line, marker stripped, unwrapped
     imperfect: list[ImperfectAnswer] = field(default_factory=list)
+    persona_faults: list[PersonaFault] = field(default_factory=list)
     evaluations: int | None = None
-    average: float | None = None
+    average: float | None = None  # over the graded checks
+    score: float | None = None  # over every planned check (ungraded = 0); None in entries before issue 9
     coverage: str = ""
     run_time: str = ""
+    incomplete: str = ""  # how an unfinished run ended ("waiting", "stopped", "crashed"); "" if it finished
+    incomplete_reason: str = ""
+    benchmark_hash: str = ""
+    version: str = ""
+    persona_model: str = ""
+    prompt_hash: str = ""
+    agent_model: str = ""
+    config_hash: str = ""
 
     @property
     def title(self) -> str:
@@ -61,8 +96,8 @@ class ReportEntry:
         return "\n".join([f"## {self.title}", *(f"{MARK} {line}" for line in self.lines)]) + "\n"
 
     def summary_lines(self) -> list[str]:
-        """The 📊 lines other than the imperfect answers themselves."""
-        return [line for line in self.lines if not _IMPERFECT.match(line)]
+        """The 📊 lines other than the imperfect answers and persona faults themselves."""
+        return [line for line in self.lines if not _IMPERFECT.match(line) and not _FAULT.match(line)]
 
 
 def parse_imperfect(line: str) -> ImperfectAnswer | None:
@@ -75,9 +110,16 @@ def parse_imperfect(line: str) -> ImperfectAnswer | None:
     link = _LINK.search(got_part)
     if link:
         got_part = got_part[: link.start()]
-    got, sep, comment = got_part.rpartition(" — ")
-    if not sep:
-        got, comment = got_part, ""
+    got, has_persona, persona_part = got_part.rpartition(" | persona: ")
+    if has_persona:  # the agent's verbatim reply, then the persona's summary and comment
+        persona, sep, comment = persona_part.rpartition(" — ")
+        if not sep:
+            persona, comment = persona_part, ""
+    else:  # before issue 9: the persona's summary was the "got"
+        persona = ""
+        got, sep, comment = got_part.rpartition(" — ")
+        if not sep:
+            got, comment = got_part, ""
     note = (match["note"] or "").strip()
     return ImperfectAnswer(
         score=float(match["score"]),
@@ -89,6 +131,26 @@ def parse_imperfect(line: str) -> ImperfectAnswer | None:
         attempt=2 if note.startswith("2") else 1,
         note=note,
         transcript_n=int(link.group(1)) if link else None,
+        persona=persona.strip(),
+    )
+
+
+def parse_fault(line: str) -> PersonaFault | None:
+    match = _FAULT.match(line)
+    if match is None:
+        return None
+    rest = match["rest"]
+    link = _LINK.search(rest)
+    if link:
+        rest = rest[: link.start()]
+    question, _, after = rest.partition(" | graded: ")
+    graded, _, fault = after.partition(" | fault: ")
+    return PersonaFault(
+        check_id=match["id"].strip(),
+        question=question.strip(),
+        graded=graded.split(",")[0].strip(),
+        fault=fault.strip(),
+        transcript_n=int(link.group(1)) if link else None,
     )
 
 
@@ -96,9 +158,31 @@ def _finish(entry: ReportEntry) -> None:
     for line in entry.lines:
         if (imperfect := parse_imperfect(line)) is not None:
             entry.imperfect.append(imperfect)
+        elif (fault := parse_fault(line)) is not None:
+            entry.persona_faults.append(fault)
+        elif match := _SCORE.match(line):
+            entry.score = float(match["score"])
+            if match["avg"]:
+                entry.average = float(match["avg"])
         elif match := _EVALUATIONS.match(line):
             entry.evaluations = int(match["count"])
-            entry.average = float(match["avg"]) if match["avg"] else None
+            if match["avg"]:
+                entry.average = float(match["avg"])
+        elif match := _INCOMPLETE.match(line):
+            entry.incomplete, entry.incomplete_reason = match["ended"].strip(), match["reason"].strip()
+        elif match := _BENCHMARK.match(line):
+            entry.benchmark_hash, entry.version = match["hash"], match["version"] or ""
+        elif match := _PERSONA.match(line):
+            entry.persona_model, entry.prompt_hash = match["model"], match["prompt"]
+            if match["config"]:  # before issue 9 the config hash was on the persona line
+                entry.config_hash = match["config"]
+        elif match := _AGENT.match(line):
+            entry.agent_model = match["model"]
+        elif match := _CONFIG.match(line):
+            entry.config_hash = match["hash"]
+        elif line.startswith("Ended:") and not entry.incomplete:  # before issue 9: "Ended: crashed — <reason>"
+            ended, _, reason = line.removeprefix("Ended:").partition(" — ")
+            entry.incomplete, entry.incomplete_reason = ended.strip(), reason.strip()
         elif match := _COVERAGE.match(line):
             entry.coverage = match["value"]
         elif match := _RUN_TIME.match(line):

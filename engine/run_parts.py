@@ -38,7 +38,8 @@ class RunSettings:
     agent_poll_seconds: float = 0.05
     fault_retries: int = 5  # consecutive model/agent failures before the run stops as "waiting"
     fault_backoff: float = 30.0  # seconds between those attempts (doubling, capped at 5 min)
-    max_turns_per_phase: int = 400
+    max_turns_per_phase: int = 400  # persona turns in one phase before the run waits as stuck
+    stuck_after: int = 4  # consecutive persona turns without a valid tool call (echo, empty, plain text)
     time_master_min_sleep: float = 5
     time_master_pre_wake: float = 1
     time_master_poll: float = 1
@@ -51,6 +52,8 @@ class RunSettings:
             plain_text_guard=config.hooks.plain_text_guard,
             echo_guard=config.hooks.echo_guard,
             ignore_session_break=run.ignore_session_break,
+            max_turns_per_phase=config.persona.max_turns_per_phase,
+            stuck_after=config.persona.stuck_after,
             time_master_min_sleep=config.time_master.min_sleep_to_skip,
             time_master_pre_wake=config.time_master.pre_wake_delay,
             time_master_poll=config.time_master.poll_interval,
@@ -72,5 +75,9 @@ class RunParts:
     meter: UsageMeter
     resumed: bool = False
     prompt_hash: str = ""
-    config_hash: str = ""
+    config_hash: str = ""  # provenance for the report (``engine.provenance``)
+    benchmark_hash: str = ""
+    version: str = ""  # MarathonMemBench's version
+    persona_name: str = ""  # the persona model as configured, e.g. "deepseek-flash (deepseek-chat)"
+    agent_model: str = ""  # the agent's model, as configured or as the adapter settled on it
     emit_hooks: list[Callable[[str, Event], None]] = field(default_factory=list)
