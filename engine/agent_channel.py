@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from adapters.base import AdapterError, Observation
 from engine.clock import monotonic
 from engine.events import AgentCompacted, AgentReplied, ErrorOccurred, MessageSent, SessionSwitched
+from engine.grading import keep_exchange
 from engine.state import AgentObservation
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ class AgentChannel:
         run, settings = self.run, self.run.settings
         stamp = run.clock.now()
         run.emit(MessageSent(text=text))
+        run.state.messages_sent += 1
         try:
             await asyncio.wait_for(self.adapter.send_message(text), settings.agent_reply_timeout)
         except TimeoutError:
@@ -54,6 +56,7 @@ class AgentChannel:
                     break
                 raise AdapterError(f"no reply from the agent within {settings.agent_reply_timeout:g} s")
             await asyncio.sleep(settings.agent_poll_seconds)
+        keep_exchange(run.state, text, replies)
         body = "\n\n".join(replies) if replies else "(no reply)"
         when = f" (sent {stamp:%a %d %b %H:%M})" if run.bench.time_master else ""
         return f"{REPLY_PREFIX}{when}\n\n{body}"
@@ -79,15 +82,16 @@ class AgentChannel:
             run.emit(AgentCompacted(phase_index=run.state.phase_index, tokens_before=obs.tokens_before,
                                     tokens_after=obs.tokens_after, detail=obs.detail))
 
-    async def new_session(self, by_operator: bool = False) -> None:
-        """The JS ``bench.newSession()`` and the operator's action."""
+    async def new_session(self, by_operator: bool = False) -> bool:
+        """The JS ``bench.newSession()`` and the operator's action; whether the agent's session switched."""
         run = self.run
         if run.settings.ignore_session_break and not by_operator:
             run.emit(SessionSwitched(ignored=True))
-            return
+            return False
         self.adapter.snapshot_memory(f"before-session-phase-{run.state.phase_index + 1}")
         await self.adapter.start_new_conversation()
         run.emit(SessionSwitched(by_operator=by_operator))
+        return True
 
     async def revive(self) -> bool:
         """After an agent failure: stop what is left of it and start it again over its memory."""

@@ -79,6 +79,9 @@ class EvaluationLogged(_Event):
     comment: str = ""
     types: list[str] = Field(default_factory=list)
     phase_index: int = 0
+    replies: list[str] = Field(default_factory=list)  # the agent's verbatim replies to the question
+    persona_fault: str = ""  # non-empty: the grade's premise failed (a persona slip); left out of the agent's score
+    replaces: str = ""  # a regrade: the grade it replaces, e.g. "10/10, attempt 1 (#57)"
 
 
 class PersonaCompacted(_Event):

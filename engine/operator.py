@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from engine.commands import AddFact, Command, EditFact, NewSession, NextPhase, Pause, PersonaNote, Resume
 from engine.events import OperatorActed
 from engine.persona.notebook import ToolError
+from engine.phases import SESSION_SWITCH_NOTE
 
 if TYPE_CHECKING:
     from engine.run import Run
@@ -78,7 +79,8 @@ class OperatorDesk:
                 self._change_sheet("add_fact", lambda: run.notebook.add(sheet, category, text))
             case NewSession():
                 run.emit(OperatorActed(action="new_session"))
-                await run.agent.new_session(by_operator=True)
+                if await run.agent.new_session(by_operator=True):
+                    run.append_message({"role": "user", "content": f"[Platform note: {SESSION_SWITCH_NOTE}]"})
             case PersonaNote(text=text):
                 run.emit(OperatorActed(action="persona_note", detail=text))
                 run.append_message({"role": "user", "content": f"[A note for you from the operator: {text}]"})

@@ -12,7 +12,9 @@ import logging
 from typing import Any
 
 from adapters.base import AdapterError
+from engine import grading
 from engine.agent_channel import REPLY_PREFIX, AgentChannel
+from engine.benchmark.directives import phase_directives
 from engine.benchmark.jsblock import JsBlockError, run_block
 from engine.benchmark.model import Phase
 from engine.clock import monotonic
@@ -36,8 +38,8 @@ from engine.operator import OperatorDesk
 from engine.persona import hooks
 from engine.persona.context import build_system_prompt, compact
 from engine.persona.notebook import Notebook, ToolError
-from engine.persona.tools import TOOL_SCHEMAS, dispatch, parse_arguments
-from engine.phases import FINISHED_TEXT, gate_problems, render_phase
+from engine.persona.tools import dispatch, parse_arguments, tool_schemas
+from engine.phases import FINISHED_TEXT, SESSION_SWITCH_NOTE, gate_problems, now_line, render_phase
 from engine.run_parts import RunParts, TerminationReason
 from engine.state import EvaluationRecord, StateWriter
 from engine.timemaster import TimeMaster
@@ -61,8 +63,8 @@ class Run:
         self.operator = OperatorDesk(self)
         self.time = TimeMaster(self)
         self._session_started = monotonic()
-        self._echo_retries = 0
-        self._empty_completions = 0
+        self._tools = tool_schemas(self.bench.time_master)
+        self._slips: list[str] = []  # consecutive persona turns that did nothing
         self._phase_started_by_call = False
         self.termination: TerminationReason | None = None
 
@@ -108,6 +110,7 @@ class Run:
         except Exception as exc:
             log.exception("run %s crashed", self.run_id)
             self.emit(ErrorOccurred(message=f"{type(exc).__name__}: {exc}", where="engine", fatal=True))
+            self.state.reason = f"{type(exc).__name__}: {exc}"
             reason = TerminationReason.CRASHED
         finally:
             self.termination = reason
@@ -118,6 +121,7 @@ class Run:
         self._warm = asyncio.ensure_future(asyncio.to_thread(warm_up))  # the tokenizer loads meanwhile
         self.transcript.rollback(self.state.transcript_bytes)
         self.adapter.import_state(self.state.adapter_state)
+        self.notebook.freeze_templates()
         self.emit(RunStarted(run_id=self.run_id, benchmark=self.bench.name, agent=self.adapter.name, resumed=self.p.resumed))
         self.set_status("running")
         try:
@@ -128,13 +132,13 @@ class Run:
         await self.agent.tell_time()
         if self.state.phases_started == 0:
             await self._start_phase(0)
-            self.append_message({"role": "user", "content": "Your first phase:\n\n" + self.state.phase_text}, phase_start=True)
+            self.append_message({"role": "user", "content": self._with_time("Your first phase:\n\n" + self.state.phase_text)}, phase_start=True)
         elif self.state.finished and self.state.phases_started < len(self.bench.phases):
             # chapters were appended to a finished benchmark: continue the story
             self.state.finished = False
             self.state.reported = False
             await self._start_phase(self.state.phases_started)
-            self.append_message({"role": "user", "content": "The story continues. Your next phase:\n\n" + self.state.phase_text}, phase_start=True)
+            self.append_message({"role": "user", "content": self._with_time("The story continues. Your next phase:\n\n" + self.state.phase_text)}, phase_start=True)
         self.save()
 
     async def _loop(self) -> TerminationReason:
@@ -159,8 +163,10 @@ class Run:
                 if isinstance(exc, AdapterError) and not await self.agent.revive():
                     continue
                 self.set_status("running")
-            if self.state.persona_turns_in_phase > self.settings.max_turns_per_phase:
-                self.set_status("waiting", f"the persona is stuck in phase {self.state.phase_index + 1}")
+            stuck = self.stuck_reason()
+            if stuck:
+                self._slips.clear()
+                self.set_status("waiting", stuck)
                 self.save()
                 return TerminationReason.WAITING
         return TerminationReason.FINISHED
@@ -174,11 +180,12 @@ class Run:
                 self.set_status("crashed", self.state.reason or "engine error")
             elif reason is TerminationReason.STOPPED:
                 self.set_status("idle", "stopped")
-            if reason in (TerminationReason.FINISHED, TerminationReason.CRASHED) and not self.state.reported:
+            if reason is not TerminationReason.FINISHED or not self.state.reported:
+                # every end gets an entry (an unfinished one is marked incomplete); the finished one once
                 from engine.report import append_report
 
                 append_report(self)
-                self.state.reported = True
+                self.state.reported = reason is TerminationReason.FINISHED
             self.emit(RunEnded(reason=reason.value, detail=self.state.reason))
             if reason is not TerminationReason.STOPPED:
                 self.save()
@@ -202,34 +209,36 @@ class Run:
             return
         system = self._system_prompt()
         self._maybe_compact(system)
-        completion = await self.p.persona_model.complete([{"role": "system", "content": system}, *self.state.persona_messages], TOOL_SCHEMAS)
+        completion = await self.p.persona_model.complete(
+            [{"role": "system", "content": system}, *self.state.persona_messages], self._tools)
         self.state.persona_turns_in_phase += 1
         await self._handle_completion(completion)
 
     async def _handle_completion(self, completion: Completion) -> None:
-        if self.settings.echo_guard:
-            why = hooks.imitates_agent(completion, self._recent_replies())
-            if why and self._echo_retries < 3:
-                self._echo_retries += 1
-                self.emit(HookFired(hook="echo_guard", detail=f"{why}; cycle discarded"))
-                return
-            if why:  # keep only the tool calls of a model that insists
-                completion = completion.model_copy(update={"content": None})
-        self._echo_retries = 0
         if completion.reasoning:
             self.emit(PersonaThinking(text=completion.reasoning))
+        content = (completion.content or "").strip()
+        echo = hooks.imitates_agent(completion, self._recent_replies()) if self.settings.echo_guard else None
+        if echo:  # never delivered: the model is told why and does the step again
+            self._slip(f"echo: {echo}")
+            self.emit(HookFired(hook="echo_guard", detail=f"{echo}; nothing was sent or done"))
+            self.append_message(completion.as_message())
+            error = hooks.echo_error(echo)
+            for call in completion.tool_calls:
+                self.append_message({"role": "tool", "tool_call_id": call.id, "content": error})
+            if not completion.tool_calls:
+                self.append_message({"role": "user", "content": error})
+            self.save()
+            return
         if not completion.tool_calls:
-            content = (completion.content or "").strip()
             if not content:
-                self._empty_completions += 1
+                self._slip("empty completion")
                 self.emit(ErrorOccurred(message="the persona model returned an empty completion", where="persona model"))
-                if self._empty_completions >= 3:
-                    self._empty_completions = 0
-                    self.append_message({"role": "user", "content": "Continue with your phase: call a tool."})
-                    self.save()
+                self.append_message({"role": "user", "content": hooks.EMPTY_ERROR})
+                self.save()
                 return
-            self._empty_completions = 0
             if self.settings.plain_text_guard:
+                self._slip("plain text instead of a tool call")
                 self.emit(PersonaThinking(text=content))
                 self.emit(HookFired(hook="plain_text_guard", detail="plain text instead of send_message"))
                 self.append_message({"role": "assistant", "content": content})
@@ -237,17 +246,31 @@ class Run:
                 self.save()
                 return
             # without the guard, plain text goes to the agent as a message (a naive harness)
+            self._slips.clear()
             self.append_message({"role": "assistant", "content": content})
             reply = await self.agent.deliver(content)
             self.append_message({"role": "user", "content": reply})
             self.save()
             return
-        self._empty_completions = 0
-        if completion.content and completion.content.strip():
-            self.emit(PersonaThinking(text=completion.content.strip()))
+        self._slips.clear()
+        if content:
+            self.emit(PersonaThinking(text=content))
         self.append_message(completion.as_message())
         self.save()
         await self._execute_tool_calls(self._pending_tool_calls())
+
+    def _slip(self, what: str) -> None:
+        """A persona turn that did nothing (echo, empty, plain text); enough in a row stop the run."""
+        self._slips.append(what)
+
+    def stuck_reason(self) -> str:
+        """Why the persona counts as stuck, or an empty string."""
+        if len(self._slips) >= self.settings.stuck_after:
+            kinds = ", ".join(sorted(set(self._slips)))
+            return f"persona stuck ({len(self._slips)} turns in a row without a valid tool call: {kinds})"
+        if self.state.persona_turns_in_phase > self.settings.max_turns_per_phase:
+            return f"persona stuck ({self.state.persona_turns_in_phase} turns in phase {self.state.phase_index + 1})"
+        return ""
 
     def _pending_tool_calls(self) -> list[dict[str, Any]]:
         """Tool calls of the last assistant message that have no result yet (after a kill, say)."""
@@ -284,9 +307,8 @@ class Run:
         return await self.agent.deliver(text)
 
     async def tool_next_phase(self, force: bool = False) -> str:
-        phase = self.current_phase()
         if not force:
-            problems = gate_problems(self.state, phase, self.bench.time_gate, self.clock.now())
+            problems = gate_problems(self.state, self.bench, self.clock.now())
             if problems:
                 raise ToolError("cannot move on yet: " + "; ".join(problems))
         if self.state.phase_index + 1 >= len(self.bench.phases):
@@ -294,28 +316,44 @@ class Run:
             return FINISHED_TEXT
         await self._start_phase(self.state.phase_index + 1)
         self._phase_started_by_call = True
-        return self.state.phase_text
+        return self._with_time(self.state.phase_text)
+
+    def _with_time(self, text: str) -> str:
+        """In virtual-time scenarios the persona is always told what time it is."""
+        return f"{text}\n\n{now_line(self.clock.now())}" if self.bench.time_master else text
 
     async def tool_log_evaluation(self, check_id: str, score: float, attempt: int, answer: str, comment: str) -> str:
+        state = self.state
+        problems = grading.evaluation_problems(state, self.bench, self.current_phase(), check_id, score, attempt)
         check = self.bench.check(check_id)
-        if check is None:
-            raise ToolError(f"no check {check_id!r} in this benchmark")
-        if not 0 <= score <= 10:
-            raise ToolError("score must be between 0 and 10")
-        if attempt not in (1, 2):
-            raise ToolError("attempt must be 1 or 2")
+        if problems or check is None:
+            raise ToolError("log_evaluation refused: " + "; ".join(problems))
         effective = score * (0.5 if attempt == 2 else 1.0)
+        replaces = grading.replaced_text(state, check_id)
+        faults = grading.premise_faults(state, self.bench, check)
+        fault = "; ".join(faults)
+        replies = list(state.last_replies)
         record = EvaluationRecord(
             check_id=check_id, score=score, attempt=attempt, effective=effective, answer=answer,
-            comment=comment, phase_index=self.state.phase_index, transcript_n=self.state.transcript_events,
+            comment=comment, phase_index=state.phase_index, transcript_n=state.transcript_events,
+            replies=replies, persona_fault=fault,
         )
-        self.state.evaluations[check_id] = record
+        state.evaluations[check_id] = record
+        state.graded_at[check_id] = state.messages_sent
+        grading.forget_exchange(state)
+        show = self.notebook.show
         self.emit(EvaluationLogged(
-            check_id=check_id, score=score, attempt=attempt, effective=effective, question=check.question,
-            expected=check.answer, answer=answer, comment=comment, types=check.types, phase_index=self.state.phase_index,
+            check_id=check_id, score=score, attempt=attempt, effective=effective, question=show(check.question),
+            expected=show(check.answer), answer=answer, comment=comment, types=check.types,
+            phase_index=state.phase_index, replies=replies, persona_fault=fault, replaces=replaces,
         ))
         counted = f" (counted {effective:g} for a 2nd attempt)" if attempt == 2 else ""
-        return f"Logged {check_id}: {score:g}/10, attempt {attempt}{counted}."
+        result = f"Logged {check_id}: {score:g}/10, attempt {attempt}{counted}."
+        if replaces:
+            result += f" This regrade replaces the earlier grade {replaces}; both stay in the record."
+        if fault:
+            result += f" Recorded as a persona fault (not the assistant's score): {fault}."
+        return result
 
     async def tool_wait(self, until: str) -> str:
         return await self.time.wait(until)
@@ -330,15 +368,22 @@ class Run:
         self.state.phase_index = index
         self.state.phases_started = max(self.state.phases_started, index + 1)
         self.state.persona_turns_in_phase = 0
+        self.state.phase_first_message = self.state.messages_sent
+        grading.forget_exchange(self.state)
         vars_: dict[str, Any] = {}
+        host = _JsHost(self)
         if phase.js:
             try:
-                vars_ = await run_block(phase.js, _JsHost(self))
+                vars_ = await run_block(phase.js, host)
             except JsBlockError as exc:
                 line = phase.js_line + exc.line - 1 if exc.line else phase.js_line - 1  # 0: the whole block
                 self.emit(ErrorOccurred(message=f"{phase.chapter}:{line}: {exc}", where="js"))
         self.state.phase_vars = {k: v for k, v in vars_.items() if k in ("require_all_facts", "require_all_checks")}
-        self.state.phase_text = render_phase(phase, len(self.bench.phases), self.state.start_date, self.state.phase_vars)
+        directed = bool(phase_directives(self.bench).get(index))
+        text = render_phase(phase, len(self.bench.phases), self.state.start_date, self.state.phase_vars, directed)
+        if host.switched:
+            text += f"\n\n[Platform note: {SESSION_SWITCH_NOTE}]"
+        self.state.phase_text = text
         self.emit(PhaseStarted(index=index, total=len(self.bench.phases), chapter=phase.chapter, title=phase.title, text=self.state.phase_text))
 
     def append_message(self, message: dict[str, Any], phase_start: bool = False) -> None:
@@ -374,6 +419,7 @@ class Run:
             return
         self.state.persona_messages = result.messages
         self.state.phase_starts = result.phase_starts
+        self.state.persona_compactions += 1
         self.emit(PersonaCompacted(tokens_before=result.tokens_before, tokens_after=result.tokens_after, estimated=result.estimated))
         self.save()
 
@@ -385,7 +431,8 @@ class Run:
 class _JsHost:
     def __init__(self, run: Run) -> None:
         self.run = run
+        self.switched = False
 
     async def new_session(self) -> None:
-        await self.run.agent.new_session()
+        self.switched = await self.run.agent.new_session() or self.switched
 

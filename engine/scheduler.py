@@ -205,7 +205,7 @@ def run_view(run: Run, running: bool = True) -> RunView:
             for c in phase.checks
         ],
         untold={k: v for k, v in untold.items() if v},
-        gates=[] if state.finished else gate_problems(state, phase, bench.time_gate, run.clock.now()),
+        gates=[] if state.finished else gate_problems(state, bench, run.clock.now()),
         evaluations=len(evaluations),
         average=sum(e.effective for e in evaluations) / len(evaluations) if evaluations else None,
         agent_compactions=len(state.agent_observations), clock=run.clock.iso(), clock_jumps=state.clock_jumps,

@@ -30,6 +30,8 @@ class EvaluationRecord(BaseModel):
     comment: str = ""
     phase_index: int = 0
     transcript_n: int = 0  # the event number of the evaluation in the transcript
+    replies: list[str] = Field(default_factory=list)  # the agent's verbatim replies to the question (engine-taken)
+    persona_fault: str = ""  # why the grade's premise failed (the persona's slip); such grades are not the agent's
 
 
 class AgentObservation(BaseModel):
@@ -66,6 +68,14 @@ class RunState(BaseModel):
     told: dict[str, list[str]] = Field(default_factory=dict)
 
     evaluations: dict[str, EvaluationRecord] = Field(default_factory=dict)  # latest per check id
+    # what the grading contract and the trap-write gates read (SPEC §4 as amended: strict grading)
+    messages_sent: int = 0  # persona messages delivered to the agent, over the whole run
+    phase_first_message: int = 0  # messages_sent when the current phase began
+    changed_at: dict[str, int] = Field(default_factory=dict)  # "sheet id" -> messages_sent when last edited/added
+    last_replies: list[str] = Field(default_factory=list)  # the agent's replies to the latest message (bounded)
+    sent_since_grade: list[str] = Field(default_factory=list)  # persona messages since the last grade (bounded)
+    graded_at: dict[str, int] = Field(default_factory=dict)  # check id -> messages_sent at its last grade
+    persona_compactions: int = 0
     agent_observations: list[AgentObservation] = Field(default_factory=list)
     agent_seq: int = 0
     adapter_state: dict[str, Any] = Field(default_factory=dict)

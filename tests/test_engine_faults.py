@@ -61,7 +61,7 @@ async def test_a_dead_model_puts_the_run_in_waiting_without_losing_anything(tmp_
     run = await play(config, "r")
     assert run.termination is TerminationReason.WAITING
     assert run.state.status == "waiting" and "persona model" in run.state.reason
-    assert not (config.results_path() / "report.md").exists()  # not ended: resumable
+    assert "Incomplete: waiting" in (config.results_path() / "report.md").read_text()  # resumable, reported so far
     assert (config.results_path() / "r" / "state.json").exists()
     assert run.state.phases_started == 1
 
@@ -117,5 +117,5 @@ async def test_a_crashed_run_is_reported_with_its_coverage_audit(tmp_path: Path)
     report = (config.results_path() / "report.md").read_text()
     assert "r: full @ buggy" in report
     assert "Check coverage: 0/5" in report and "Not graded: 1.1, 2.1, 2.2, 2.3, 2.4" in report
-    assert "Ended: crashed" in report
+    assert "Incomplete: crashed" in report
     assert any(e.fatal and "adapter bug" in e.message for e in kinds(events(config, "r"), "error"))

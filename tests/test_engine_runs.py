@@ -75,7 +75,9 @@ async def test_gates_block_next_phase_until_facts_are_told(tmp_path: Path) -> No
         await run.tool_next_phase()
     run.notebook.mark_told("pets", ["1.1", "1.2", "1.3", "2.1", "2.2"])
     assert (await run.tool_next_phase()).startswith("Phase 2/3")
-    await run.tool_next_phase()  # phase 2 has no gates
+    with pytest.raises(ToolError, match=r"`pets` 1.2 does not hold the directed text.*ungraded checks: 1.1"):
+        await run.tool_next_phase()  # phase 2: its Edit/Add lines and its check gate it
+    await run.tool_next_phase(force=True)
     with pytest.raises(ToolError, match=r"ungraded checks: 2.1, 2.2, 2.3, 2.4"):
         await run.tool_next_phase()
     assert "Phase" not in await run.tool_next_phase(force=True)
@@ -103,6 +105,8 @@ async def test_appending_a_chapter_continues_a_finished_run(tmp_path: Path) -> N
     (bench_root / "full" / "chapter3.md").write_text(
         "## Epilogue\nSay that Rex passed his check-up.\n❓ 3.1 [RECALL] Who is Rex's vet? Correct answer: Dr Hughes.\n"
     )
+    with open(bench_root / "full" / "KEY.md", "a") as key:
+        key.write("\n## 3.1\nuses: pets 1.3\n")
     (bench_root / "full" / "benchmark.json").write_text('{"chapters": ["chapter1.md", "chapter2.md", "chapter3.md"]}')
     run = await play(config, "r")
     assert run.termination is TerminationReason.FINISHED

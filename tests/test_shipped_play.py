@@ -26,7 +26,7 @@ async def test_max_and_multiday_play_to_the_end_with_full_coverage(tmp_path: Pat
     report = (config.results_path() / "report.md").read_text()
     assert "max: max @ chatbot" in report and "Check coverage: 36/36" in report
     assert "md: multiday @ chatbot" in report and "Check coverage: 13/13" in report
-    assert "## 2026-03-15" in report  # the multi-day run ends two weeks later on its virtual clock
+    assert "Virtual time: 2026-03-01 20:00 → 2026-03-15" in report  # two weeks on its virtual clock
     # the persona's edits reached its live sheets
     max_run = scheduler.slots["max"].run
     assert max_run is not None

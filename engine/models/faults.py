@@ -36,6 +36,7 @@ class ScriptedName:
     base: str
     faults: dict[int, FaultKind] = field(default_factory=dict)
     reasoning: bool = False  # ``?reasoning=1``: attach a reasoning text (served as ``reasoning_content``)
+    slips: frozenset[str] = frozenset()  # ``?slips=echo,skip_edit``: scripted/persona plays these slips
 
 
 def _parse_faults(name: str, text: str) -> dict[int, FaultKind]:
@@ -57,12 +58,13 @@ def parse_scripted_name(name: str) -> ScriptedName:
     """Split ``base?faults=...&reasoning=1``; a bad option is a ModelError naming it."""
     base, _, query = name.partition("?")
     options = parse_qs(query, keep_blank_values=True)
-    unknown = sorted(set(options) - {"faults", "reasoning"})
+    unknown = sorted(set(options) - {"faults", "reasoning", "slips"})
     if unknown:
-        raise ModelError(f"model {name!r}: unknown option {unknown[0]!r} (known: faults, reasoning)")
+        raise ModelError(f"model {name!r}: unknown option {unknown[0]!r} (known: faults, reasoning, slips)")
     faults = _parse_faults(name, ",".join(options.get("faults", [])))
     reasoning = options.get("reasoning", ["0"])[-1].lower() in ("1", "true", "yes", "on")
-    return ScriptedName(base=base, faults=faults, reasoning=reasoning)
+    slips = frozenset(s.strip() for s in ",".join(options.get("slips", [])).split(",") if s.strip())
+    return ScriptedName(base=base, faults=faults, reasoning=reasoning, slips=slips)
 
 
 def _send_message_text(call: ToolCall) -> str | None:

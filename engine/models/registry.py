@@ -31,13 +31,21 @@ def is_scripted_name(name: str) -> bool:
     return name.partition("?")[0] in SCRIPTED_MODELS
 
 
-def _import_scripted(name: str, base: str) -> ChatModel:
+def _import_scripted(name: str, base: str, slips: frozenset[str] = frozenset()) -> ChatModel:
     module_name, _, class_name = SCRIPTED_MODELS[base].partition(":")
     try:
         cls = getattr(importlib.import_module(module_name), class_name)
     except (ImportError, AttributeError) as exc:
         raise ModelError(f"model {name!r}: {module_name}.{class_name} is not available ({exc})") from None
-    model: ChatModel = cls()
+    if not slips:
+        model: ChatModel = cls()
+        return model
+    if base != "scripted/persona":
+        raise ModelError(f"model {name!r}: slips are played by scripted/persona only")
+    try:
+        model = cls(slips=slips)
+    except ValueError as exc:
+        raise ModelError(f"model {name!r}: {exc}") from None
     return model
 
 
@@ -46,7 +54,7 @@ def make_scripted(name: str, latency: float = 0.0) -> FaultyModel:
     parsed = parse_scripted_name(name)
     if parsed.base not in SCRIPTED_MODELS:
         raise ModelError(f"model {name!r}: not a scripted model (known: {', '.join(SCRIPTED_MODELS)})")
-    inner = _import_scripted(name, parsed.base)
+    inner = _import_scripted(name, parsed.base, parsed.slips)
     return FaultyModel(inner, name, parsed.faults, reasoning=parsed.reasoning, latency=latency)
 
 

@@ -26,6 +26,11 @@ _ADD = re.compile(r"^Add to\s+(?P<sheet>[\w-]+)\s+category\s+(?P<cat>\d+)\s*:\s*
 _ANCHOR = re.compile(r"^(?P<time>\d{1,2}:\d{2})\s+(?P<rest>.*)$")
 _SAY = re.compile(r"^(?:Say|Tell|Mention|Reply|Answer|Write)\b(?:\s+(?:the assistant|them))?(?:\s+that)?[\s:,]*", re.IGNORECASE)
 _BACKTICK = re.compile(r"`([\w-]+)`")
+_GATE_EDIT = re.compile(r"`([\w-]+)` (\d+\.\d+) does not hold the directed text: .*?exactly this text: «(.*?)»")
+_GATE_ADD = re.compile(r"`([\w-]+)` category (\d+) lacks the fact to add: .*?exactly this text: «(.*?)»")
+_GATE_DELETE = re.compile(r"`([\w-]+)` (\d+\.\d+) must be deleted")
+_GATE_UNTOLD_CHANGE = re.compile(r"`([\w-]+)` (\d+\.\d+) was changed but not told")
+_DONT_KNOW = "says it does not know; asking it to search"
 _SEARCH_PREFIX = "Please search your memory and our earlier conversation:"
 BATCH = 3
 
@@ -96,7 +101,10 @@ def _calls_since(messages: list[Message], start: int) -> list[_Call]:
                 args = json.loads(call["function"]["arguments"] or "{}")
             except json.JSONDecodeError:
                 continue
-            calls.append(_Call(call["function"]["name"], args if isinstance(args, dict) else {}, results.get(call["id"])))
+            result = results.get(call["id"])
+            if result is not None and result.startswith("ERROR: echo guard"):
+                continue  # refused by the echo guard: it never ran
+            calls.append(_Call(call["function"]["name"], args if isinstance(args, dict) else {}, result))
     return calls
 
 
@@ -104,10 +112,23 @@ def _reply_body(result: str | None) -> str:
     return (result or "").split("\n\n", 1)[-1]
 
 
+SLIPS = ("grade_ahead", "attempt2_first", "skip_edit", "skip_retell", "echo", "skip_check")
+"""Slips a real persona model makes, played on purpose by ``scripted/persona?slips=a,b`` (tests of the
+contracts that must refuse or record them): grade a check before asking it, log attempt 2 with no attempt 1,
+tell an Edit without ``facts_edit``, mark an edit told without telling it, echo the agent's last reply, leave
+a phase's first check unasked. After a refusal it does what the error says, as a model should."""
+
+
 class ScriptedPersonaModel:
     """A deterministic ChatModel for the persona role."""
 
     name = "scripted/persona"
+
+    def __init__(self, slips: frozenset[str] = frozenset()) -> None:
+        unknown = sorted(slips - set(SLIPS))
+        if unknown:
+            raise ValueError(f"unknown slip {unknown[0]!r} (known: {', '.join(SLIPS)})")
+        self.slips = slips
 
     async def complete(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> Completion:
         calls = self.decide(messages)
@@ -119,17 +140,46 @@ class ScriptedPersonaModel:
         start, phase_text = self._phase(messages)
         sheets = self._sheets(messages)
         calls = _calls_since(messages, start)
-        for action in _plan(phase_text, sheets):
+        plan = _plan(phase_text, sheets)
+        skipped = self._skipped_check(plan)
+        for action in plan:
+            if action.kind == "check" and action.args["id"] == skipped and not self._gate_named(calls, skipped):
+                continue
             step = self._next_for(action, calls)
             if step:
-                return step
+                return self._maybe_echo(step, messages, start)
         # everything in the text is done: answer the last gate error, or move on
         last_next = next((c for c in reversed(calls) if c.name == "next_phase"), None)
         if last_next and last_next.result and last_next.result.startswith("ERROR") and calls[-1] is last_next:
-            step = self._answer_gate(last_next.result, calls)
+            step = self._answer_gate(last_next.result, calls, plan)
             if step:
                 return step
         return [("next_phase", {})]
+
+    # ---- slips played on purpose -------------------------------------------------------------
+
+    def _skipped_check(self, plan: list[Action]) -> str | None:
+        if "skip_check" not in self.slips:
+            return None
+        return next((a.args["id"] for a in plan if a.kind == "check"), None)
+
+    @staticmethod
+    def _gate_named(calls: list[_Call], check_id: str | None) -> bool:
+        return any(c.name == "next_phase" and c.result and "ungraded checks" in c.result
+                   and re.search(rf"\b{re.escape(check_id or '')}\b", c.result) for c in calls)
+
+    def _maybe_echo(self, step: list[tuple[str, dict[str, Any]]], messages: list[Message],
+                    start: int) -> list[tuple[str, dict[str, Any]]]:
+        """``echo``: the first message of a phase repeats the agent's last reply (the guard refuses it)."""
+        if "echo" not in self.slips or step[0][0] != "send_message":
+            return step
+        if any(str(m.get("content") or "").startswith("ERROR: echo guard") for m in messages[start:]):
+            return step
+        last = next((_reply_body(m.get("content")) for m in reversed(messages)
+                     if m["role"] == "tool" and str(m.get("content") or "").startswith("The assistant replied")), None)
+        if not last or len(last) < 40:
+            return step
+        return [("send_message", {"text": last})]
 
     # ---- reading the history ---------------------------------------------------------------
 
@@ -157,12 +207,18 @@ class ScriptedPersonaModel:
                 return None if done else [("wait", {"until": a["until"]})]
             case "edit":
                 done = any(c.name == "facts_edit" and c.args.get("sheet") == a["sheet"] and c.args.get("id") == a["id"] for c in calls)
+                update = ("send_message", {"text": f"Update: {a['text']}"})
+                if "skip_edit" in self.slips and a["text"].strip() != "—":
+                    told = any(c.name == "send_message" and c.args == update[1] for c in calls)
+                    return None if told else [update]  # told, never edited: the gate must say so
                 if done:
                     return None
                 if a["text"].strip() == "—":
                     return [("facts_edit", dict(a))]
-                return [("facts_edit", dict(a)), ("send_message", {"text": f"Update: {a['text']}"}),
-                        ("facts_mark_told", {"sheet": a["sheet"], "ids": [a["id"]]})]
+                mark = ("facts_mark_told", {"sheet": a["sheet"], "ids": [a["id"]]})
+                if "skip_retell" in self.slips:
+                    return [("facts_edit", dict(a)), mark]  # marked told, never told: refused
+                return [("facts_edit", dict(a)), update, mark]
             case "add":
                 added = next((c for c in calls if c.name == "facts_add" and c.args.get("text") == a["text"]), None)
                 if added is None:
@@ -182,7 +238,8 @@ class ScriptedPersonaModel:
     def _tell(self, sheet: str, calls: list[_Call]) -> list[tuple[str, dict[str, Any]]] | None:
         if not any(c.name == "facts_read" and c.args.get("sheet") == sheet for c in calls):
             return [("facts_read", {"sheet": sheet})]
-        latest = next((c for c in reversed(calls) if c.name in ("facts_get_untold", "facts_mark_told", "facts_read") and c.args.get("sheet") == sheet), None)
+        latest = next((c for c in reversed(calls) if c.name in ("facts_get_untold", "facts_mark_told", "facts_read")
+                       and c.args.get("sheet") == sheet), None)
         if latest is None or latest.name != "facts_get_untold" or latest.result is None:
             return [("facts_get_untold", {"sheet": sheet})]
         if latest.result.startswith("All facts") or latest.result.startswith("ERROR"):
@@ -199,10 +256,14 @@ class ScriptedPersonaModel:
         ]
 
     def _check(self, check_id: str, question: str, expected: str, calls: list[_Call]) -> list[tuple[str, dict[str, Any]]] | None:
-        if any(c.name == "log_evaluation" and str(c.args.get("check_id")) == check_id for c in calls):
+        logged = [c for c in calls if c.name == "log_evaluation" and str(c.args.get("check_id")) == check_id
+                  and not (c.result or "").startswith("ERROR")]
+        if any(c.args.get("attempt") == 2 or not str(c.args.get("comment", "")).startswith(_DONT_KNOW) for c in logged):
             return None
         asked = [c for c in calls if c.name == "send_message" and c.args.get("text") == question and c.result is not None]
         if not asked:
+            if "grade_ahead" in self.slips and not self._tried(calls, check_id, 1):
+                return [("log_evaluation", {"check_id": check_id, "score": 10, "attempt": 1, "answer": "(not asked yet)", "comment": "graded ahead"})]
             return [("send_message", {"text": question})]
         search_text = f"{_SEARCH_PREFIX} {question}"
         searched = [c for c in calls if c.name == "send_message" and c.args.get("text") == search_text and c.result is not None]
@@ -210,13 +271,43 @@ class ScriptedPersonaModel:
             reply = _reply_body(searched[-1].result)
             verdict = judge(question, expected, reply)
             return [("log_evaluation", {"check_id": check_id, "score": verdict.score, "attempt": 2, "answer": reply[:300], "comment": f"after a search: {verdict.comment}"})]
+        if logged:  # attempt 1 said it does not know: now the search
+            return [("send_message", {"text": search_text})]
         reply = _reply_body(asked[-1].result)
         verdict = judge(question, expected, reply)
+        grade = {"check_id": check_id, "score": verdict.score, "attempt": 1, "answer": reply[:300], "comment": verdict.comment}
         if verdict.dont_know:
-            return [("send_message", {"text": search_text})]
-        return [("log_evaluation", {"check_id": check_id, "score": verdict.score, "attempt": 1, "answer": reply[:300], "comment": verdict.comment})]
+            grade["comment"] = f"{_DONT_KNOW}: {verdict.comment}"
+        if "attempt2_first" in self.slips and not self._tried(calls, check_id, 2):
+            return [("log_evaluation", {**grade, "attempt": 2})]
+        return [("log_evaluation", grade)]
 
-    def _answer_gate(self, error: str, calls: list[_Call]) -> list[tuple[str, dict[str, Any]]] | None:
+    @staticmethod
+    def _tried(calls: list[_Call], check_id: str, attempt: int) -> bool:
+        return any(c.name == "log_evaluation" and str(c.args.get("check_id")) == check_id
+                   and c.args.get("attempt") == attempt for c in calls)
+
+    def _answer_gate(self, error: str, calls: list[_Call], plan: list[Action]) -> list[tuple[str, dict[str, Any]]] | None:
+        for sheet, fact_id, text in _GATE_EDIT.findall(error):
+            return [("facts_edit", {"sheet": sheet, "id": fact_id, "text": text}),
+                    ("send_message", {"text": f"Update: {text}"}), ("facts_mark_told", {"sheet": sheet, "ids": [fact_id]})]
+        for sheet, fact_id in _GATE_DELETE.findall(error):
+            return [("facts_edit", {"sheet": sheet, "id": fact_id, "text": "—"})]
+        for sheet, category, text in _GATE_ADD.findall(error):
+            return [("facts_add", {"sheet": sheet, "category": int(category), "text": text}),
+                    ("send_message", {"text": f"Also: {text}"})]
+        for sheet, fact_id in _GATE_UNTOLD_CHANGE.findall(error):
+            text = next((a.args["text"] for a in plan if a.kind == "edit" and a.args["sheet"] == sheet and a.args["id"] == fact_id), None)
+            if text is None:
+                text = next((a.args["text"] for a in plan if a.kind == "add" and a.args["sheet"] == sheet), "")
+            return [("send_message", {"text": f"Update: {text}"}), ("facts_mark_told", {"sheet": sheet, "ids": [fact_id]})]
+        if m := re.search(r"ungraded checks: ([\d., ]+)", error):
+            wanted = {i.strip() for i in m.group(1).split(",")}
+            for action in plan:
+                if action.kind == "check" and action.args["id"] in wanted:
+                    step = self._check(action.args["id"], action.args["q"], action.args["a"], calls)
+                    if step:
+                        return step
         for sheet in re.findall(r"untold facts in `([\w-]+)`", error):
             step = self._tell(sheet, calls)
             if step:

@@ -16,17 +16,33 @@ def system_prompt_template() -> str:
 
 
 def build_system_prompt(instructions: str, profile: str, sheet_names: list[str], virtual_time: bool) -> str:
-    """The universal prompt, the benchmark's instructions under "Your scenario", the live profile."""
+    """The universal prompt, the benchmark's instructions under "Your scenario", the live profile.
+
+    The "# Time" section (and with it any mention of ``wait``) is there only in virtual-time scenarios.
+    """
     sheets = ", ".join(f"`{n}`" for n in sheet_names if n != "profile") or "(none)"
+    universal = system_prompt_template()
+    if not virtual_time:
+        universal = drop_section(universal, "Time")
     parts = [
-        system_prompt_template().rstrip(),
+        universal.rstrip(),
         "# Your scenario\n\n" + (instructions.strip() or "(no notes)"),
         "# Your profile\n\nThis is you, always current (sheet `profile`):\n\n" + profile.strip(),
         f"# Fact sheets\n\nSheets you can read with facts_read: {sheets}.",
     ]
-    if not virtual_time:
-        parts.append("This scenario runs in real time: `wait` is not available.")
     return "\n\n".join(parts) + "\n"
+
+
+def drop_section(markdown: str, heading: str) -> str:
+    """``markdown`` without its ``# <heading>`` section: from that line to the next ``# `` heading or the end."""
+    kept: list[str] = []
+    dropping = False
+    for line in markdown.splitlines(keepends=True):
+        if line.startswith("# "):
+            dropping = line[2:].strip() == heading
+        if not dropping:
+            kept.append(line)
+    return "".join(kept)
 
 
 def prompt_hash(instructions: str) -> str:
@@ -75,11 +91,14 @@ def compact(
     note: Message = {
         "role": "user",
         "content": (
-            "[Platform note: your earlier conversation was cut to save space. The assistant still has it. "
-            "Your current profile and the sheets you had loaded follow.]\n\n" + reinjected()
+            "[Platform note: your own record of the earlier conversation was cut to save space (what you told "
+            "stays marked told in your sheets). Your current profile and the sheets you had loaded follow.]\n\n"
+            + reinjected()
         ),
     }
     new_messages = [note, *kept]
     new_starts = [0] + [i - cut + 1 for i in phase_starts if i >= cut]
     after = count_tokens([{"role": "system", "content": system}, *new_messages])
+    if after >= before:  # the current phase alone is over the limit: a cut would only swap the note
+        return None
     return Compacted(new_messages, sorted(set(new_starts)), before, after, is_estimate())

@@ -12,6 +12,18 @@ PLAIN_TEXT_ERROR = (
     "the send_message tool; to move on, call next_phase."
 )
 
+EMPTY_ERROR = "ERROR: your answer was empty. Carry on with your phase: call a tool (send_message, next_phase, …)."
+
+
+def echo_error(why: str) -> str:
+    """The echo guard's answer: the model wrote the assistant's side; nothing was sent or done."""
+    return (
+        f"ERROR: echo guard — {why}. Nothing was sent and no tool ran. Never write the assistant's replies or "
+        "repeat them: the assistant's reply only ever comes back as the result of send_message. Send your own "
+        "next message (or call the tool you meant) again."
+    )
+
+
 _ROLE_LABEL = re.compile(r"^\s*(?:\*\*)?(?:assistant|agent|ai|bot|🤖)(?:\*\*)?\s*[:>]", re.IGNORECASE | re.MULTILINE)
 
 

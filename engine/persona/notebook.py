@@ -21,6 +21,15 @@ class Notebook:
         """Text as the persona sees it: date templates rendered from the run's start date."""
         return render_templates(text, self.state.start_date)
 
+    def freeze_templates(self) -> None:
+        """Render the date templates of the live sheets once, from the run's start date: what the persona
+        tells is then fixed in the state, whenever the run is resumed (idempotent)."""
+        for sheet in self.state.sheets.values():
+            for category in sheet.categories:
+                for fact in category.facts:
+                    if "{{" in fact.text:
+                        fact.text = self.show(fact.text)
+
     def render(self, sheet: Sheet) -> str:
         return self.show(_render_sheet(sheet))
 
@@ -52,6 +61,12 @@ class Notebook:
         unknown = [i for i in ids if i not in live]
         if unknown:
             raise ToolError(f"sheet {sheet.name!r} has no live facts {', '.join(unknown)}")
+        unsent = [i for i in ids if self.state.changed_at.get(f"{sheet.name} {i}", -1) >= self.state.messages_sent]
+        if unsent:
+            raise ToolError(
+                f"{sheet.name} {', '.join(unsent)} changed after your last message to the assistant: tell the new "
+                f"value with send_message first, then mark it told (nothing was marked)"
+            )
         told = self.state.told.setdefault(sheet.name, [])
         told.extend(i for i in ids if i not in told)
         left = len(self.untold(sheet.name))
@@ -73,9 +88,13 @@ class Notebook:
         told = self.state.told.setdefault(sheet.name, [])
         if fact_id in told:  # a changed fact must be told again
             told.remove(fact_id)
+        self.state.changed_at[f"{sheet.name} {fact_id}"] = self.state.messages_sent
         if fact.text == DELETED:
-            return f"Deleted {sheet.name} {fact_id}."
-        return f"{sheet.name} {fact_id} is now: {fact.text}"
+            return f"Deleted {sheet.name} {fact_id}. Now tell the assistant about the cancellation."
+        return (
+            f"{sheet.name} {fact_id} is now: {fact.text}\nIt is now UNTOLD: tell the assistant the change with "
+            f"send_message, then facts_mark_told({sheet.name}, [{fact_id}])."
+        )
 
     def add(self, name: str, category: int, text: str) -> str:
         sheet = self.sheet(name)
@@ -92,7 +111,11 @@ class Notebook:
             existing.text = text.strip()
         else:
             target.facts.append(Fact(id=fact_id, text=text.strip()))
-        return f"Added {sheet.name} {fact_id}: {text.strip()}"
+        self.state.changed_at[f"{sheet.name} {fact_id}"] = self.state.messages_sent
+        return (
+            f"Added {sheet.name} {fact_id}: {text.strip()}\nIt is UNTOLD: tell the assistant with send_message, then "
+            f"facts_mark_told({sheet.name}, [{fact_id}])."
+        )
 
     def render_loaded(self) -> str:
         """The live profile and every loaded sheet, re-injected after a compaction."""

@@ -1,0 +1,92 @@
+"""A sloppy persona cannot change the agent's score unseen: ``max`` played with each typical LLM slip.
+
+Each slip (``scripted/persona?slips=…``) must be refused with an error the model can act on — after which
+the run ends with the clean run's grades — or recorded as a persona fault, out of the agent's score.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from engine_helpers import ROOT, fast, kinds, make_config, play
+
+from engine.build import build_run
+from engine.commands import NextPhase
+from engine.events import Event, PhaseStarted
+from engine.models.scripted_persona import SLIPS
+from engine.run import Run
+from engine.run_parts import TerminationReason
+from engine.transcript import read_events
+
+BENCHMARKS = ROOT / "benchmarks"
+# how each slip shows up in the transcript: a refused tool call's error text, or the echo guard
+NOTICED = {
+    "grade_ahead": "was not asked since the last grade",
+    "attempt2_first": "needs an attempt 1 first",
+    "skip_edit": "does not hold the directed text",
+    "skip_retell": "changed after your last message",
+    "echo": "echo guard",
+    "skip_check": "ungraded checks",
+}
+
+
+def grades(run: Run) -> dict[str, float]:
+    return {cid: e.effective for cid, e in run.state.evaluations.items() if not e.persona_fault}
+
+
+async def play_max(tmp_path: Path, persona: str, **kwargs: Any) -> Run:
+    config = make_config(tmp_path, {"max": {"benchmark": "max", "agent": "chatbot", "persona": persona}},
+                         benchmarks=BENCHMARKS)
+    run = await play(config, "max", **kwargs)
+    assert run.termination is TerminationReason.FINISHED, run.state.reason
+    return run
+
+
+@pytest.fixture(scope="module")
+async def clean(tmp_path_factory: pytest.TempPathFactory) -> dict[str, float]:
+    run = await play_max(tmp_path_factory.mktemp("clean"), "scripted/persona")
+    assert len(run.state.evaluations) == 36
+    return grades(run)
+
+
+def test_every_slip_has_a_test() -> None:
+    assert set(NOTICED) == set(SLIPS)
+
+
+@pytest.mark.parametrize("slip", SLIPS)
+async def test_a_slip_is_refused_and_the_agents_grades_stay_the_clean_runs(
+    tmp_path: Path, slip: str, clean: dict[str, float]
+) -> None:
+    run = await play_max(tmp_path, f"scripted/persona?slips={slip}")
+    evts = list(read_events(run.p.run_dir / "transcript.jsonl"))
+    noticed = [e.result for e in kinds(evts, "tool_called") if e.error] + [
+        f"echo guard {e.detail}" for e in kinds(evts, "hook_fired")]
+    assert any(NOTICED[slip] in text for text in noticed), f"{slip} was never refused"
+    faults = {cid for cid, e in run.state.evaluations.items() if e.persona_fault}
+    assert len(run.state.evaluations) == len(clean)  # every check graded
+    # the agent's grades are the clean run's; a grade that differs is set apart as a persona fault
+    assert grades(run) == {cid: score for cid, score in clean.items() if cid not in faults}
+    if slip == "skip_check":  # asked late, after the phase's edits: its premise no longer held
+        assert faults
+    else:
+        assert not faults, f"{slip}: a refused slip leaves no persona fault"
+
+
+async def test_a_skipped_chapter_becomes_persona_faults_out_of_the_agents_score(tmp_path: Path) -> None:
+    def skip_chapter_8(run_id: str, event: Event) -> None:
+        if isinstance(event, PhaseStarted) and event.chapter == "chapter8.md":
+            holder["run"].command(NextPhase(force=True))
+
+    holder: dict[str, Run] = {}
+    config = make_config(tmp_path, {"max": {"benchmark": "max", "agent": "chatbot"}}, benchmarks=BENCHMARKS)
+    run = build_run(config, "max", tune=fast)
+    holder["run"] = run
+    run.p.emit_hooks.append(skip_chapter_8)
+    assert await run.run() is TerminationReason.FINISHED
+    faults = {cid: e.persona_fault for cid, e in run.state.evaluations.items() if e.persona_fault}
+    assert "20.3" in faults and "health 3.1" in faults["20.3"]  # vitamin D stayed at 2000 IU in the sheet
+    report = (config.results_path() / "report.md").read_text()
+    assert "Persona faults" in report and "(20.3)" in report.split("Persona faults", 1)[1]
+
