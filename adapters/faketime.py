@@ -22,7 +22,9 @@ def library_path() -> Path:
     try:
         import libfaketime
     except ImportError:
-        raise AdapterError("virtual time needs the Python package 'libfaketime' (pip install libfaketime)") from None
+        raise AdapterError(
+            "virtual time needs the Python package 'libfaketime' (pip install libfaketime)"
+        ) from None
     path = Path(libfaketime.__file__).parent / "vendor" / "libfaketime" / "src" / "libfaketime.so.1"
     if not path.is_file():
         raise AdapterError(f"libfaketime library not found at {path}")

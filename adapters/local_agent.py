@@ -1,9 +1,9 @@
 """What the adapters of locally run agents (Hermes, OpenClaw) share.
 
-- option validation helpers (``ValueError`` naming the key);
+- ``COMMON_OPTIONS``: the run keys both take (``model``, ``start_timeout``, ``reply_timeout``, ``virtual_time``);
 - ``ModelBackend``: the agent's upstream model, either a ``config.jsonc`` endpoint or the scripted model
   server started here on a free loopback port;
-- ``LocalAgentAdapter``: the reply log with seq numbers, the thinking flag, send timeouts, virtual time
+- ``LocalAgentAdapter``: on top of ``BaseAdapter`` (reply log, thinking flag): send timeouts, virtual time
   through libfaketime, memory snapshots and the guaranteed release of the process.
 """
 
@@ -12,52 +12,16 @@ from __future__ import annotations
 import asyncio
 import shutil
 import weakref
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from adapters.base import AdapterContext, AdapterError, AgentAdapter, AgentMessage, AgentStatus, Observation
+from adapters.base import AdapterContext, AdapterError, AgentStatus, BaseAdapter, Observation
 from adapters.faketime import FakeTime
+from adapters.options import opt_bool, opt_number, opt_str
 from adapters.process import AgentProcess
 
 SCRIPTED_API_KEY = "mmb-scripted-local-key"
 COMMON_OPTIONS = {"model", "start_timeout", "reply_timeout", "virtual_time"}
-
-
-def check_known(options: dict[str, Any], allowed: Iterable[str], agent: str) -> None:
-    """ValueError naming the first option this adapter does not know."""
-    known = set(allowed)
-    for key in options:
-        if key not in known:
-            raise ValueError(f"{key}: unknown option for agent {agent!r} (known: {', '.join(sorted(known))})")
-
-
-def opt_number(
-    options: dict[str, Any], key: str, default: float | None, low: float, high: float, integer: bool = False
-) -> float | None:
-    """A number in ``[low, high]`` (an int when ``integer``), or ``default`` when absent."""
-    value = options.get(key, default)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not isinstance(value, int)):
-        raise ValueError(f"{key}: must be {'an integer' if integer else 'a number'}, got {value!r}")
-    if not low <= value <= high:
-        raise ValueError(f"{key}: must be between {low:g} and {high:g}, got {value!r}")
-    return value
-
-
-def opt_bool(options: dict[str, Any], key: str, default: bool) -> bool:
-    value = options.get(key, default)
-    if not isinstance(value, bool):
-        raise ValueError(f"{key}: must be true or false, got {value!r}")
-    return value
-
-
-def opt_str(options: dict[str, Any], key: str, default: str | None) -> str | None:
-    value = options.get(key, default)
-    if value is not None and (not isinstance(value, str) or not value.strip()):
-        raise ValueError(f"{key}: must be a non-empty string, got {value!r}")
-    return value
 
 
 def is_scripted(name: str) -> bool:
@@ -80,10 +44,15 @@ class ModelBackend:
         if not is_scripted(name):
             endpoint = self.ctx.model_endpoint(name) or {}
             if endpoint.get("base_url"):
-                return {"base_url": endpoint["base_url"], "model": endpoint.get("model") or name,
-                        "api_key": endpoint.get("api_key") or ""}
+                return {
+                    "base_url": endpoint["base_url"],
+                    "model": endpoint.get("model") or name,
+                    "api_key": endpoint.get("api_key") or "",
+                }
             if not (endpoint.get("model") and is_scripted(endpoint["model"])):
-                raise AdapterError(f"model: {name!r} is neither a config.jsonc model with a base_url nor scripted")
+                raise AdapterError(
+                    f"model: {name!r} is neither a config.jsonc model with a base_url nor scripted"
+                )
             name = endpoint["model"]
         if self._runner is None:
             from engine.models.server import start_server
@@ -97,7 +66,7 @@ class ModelBackend:
             await runner.cleanup()
 
 
-class LocalAgentAdapter(AgentAdapter):
+class LocalAgentAdapter(BaseAdapter):
     """Base of the adapters that run the agent as a local process (subclasses do the agent specifics)."""
 
     supports_new_conversation = True
@@ -108,31 +77,29 @@ class LocalAgentAdapter(AgentAdapter):
         super().__init__(ctx)
         options = ctx.options
         self.model_name = opt_str(options, "model", "scripted/agent") or "scripted/agent"
-        self.start_timeout = float(opt_number(options, "start_timeout", self.default_start_timeout, 1, 3600) or 60)
+        self.start_timeout = float(
+            opt_number(options, "start_timeout", self.default_start_timeout, 1, 3600) or 60
+        )
         self.reply_timeout = float(opt_number(options, "reply_timeout", 600.0, 1, 24 * 3600) or 600)
         self.virtual_time = opt_bool(options, "virtual_time", True)
         self.agent_dir = ctx.run_dir / "agent"
         self.process = AgentProcess(f"{self.name} agent", self.agent_dir / "process.log")
         self.faketime = FakeTime(self.agent_dir / "faketime.rc")
         self.backend = ModelBackend(ctx, self.model_name)
-        self.replies: list[AgentMessage] = []
-        self.next_seq = 1
         self.conversation = 1
-        self.thinking = False
         self._observations: list[Observation] = []
         self._context_tokens: int | None = None
         self._finalizer = weakref.finalize(self, self.process.kill_now)
 
     # --- the engine's interface -------------------------------------------------------------------
 
-    async def get_responses(self, after_seq: int) -> list[AgentMessage]:
-        return [reply for reply in self.replies if reply.seq > after_seq]
-
     async def get_status(self) -> AgentStatus | None:
         self.collect_observations()
         new, self._observations = self._observations, []
         return AgentStatus(
-            state="thinking" if self.thinking else "sleeping", context_tokens=self._context_tokens, observations=new
+            state="thinking" if self.thinking else "sleeping",
+            context_tokens=self._context_tokens,
+            observations=new,
         )
 
     async def set_virtual_time(self, iso: str) -> None:
@@ -144,11 +111,14 @@ class LocalAgentAdapter(AgentAdapter):
         await self.backend.close()
 
     def export_state(self) -> dict[str, Any]:
-        return {"next_seq": self.next_seq, "conversation": self.conversation,
-                "faketime_offset": self.faketime.offset_seconds}
+        return {
+            **super().export_state(),
+            "conversation": self.conversation,
+            "faketime_offset": self.faketime.offset_seconds,
+        }
 
     def import_state(self, data: dict[str, Any]) -> None:
-        self.next_seq = int(data.get("next_seq", self.next_seq))
+        super().import_state(data)
         self.conversation = int(data.get("conversation", self.conversation))
         self.faketime.offset_seconds = float(data.get("faketime_offset", 0.0))
 
@@ -157,12 +127,6 @@ class LocalAgentAdapter(AgentAdapter):
     def process_env(self, base: dict[str, str]) -> dict[str, str]:
         """``base`` plus the libfaketime variables when virtual time is on."""
         return self.faketime.env(base) if self.virtual_time else dict(base)
-
-    def record_reply(self, text: str) -> AgentMessage:
-        message = AgentMessage(seq=self.next_seq, text=text, time=self.ctx.clock.iso())
-        self.next_seq += 1
-        self.replies.append(message)
-        return message
 
     def observe(self, observation: Observation) -> None:
         self._observations.append(observation)
@@ -175,16 +139,14 @@ class LocalAgentAdapter(AgentAdapter):
 
     async def timed(self, coro: Any, what: str) -> Any:
         """Await ``coro`` within ``reply_timeout``; a dead process or a timeout becomes an AdapterError."""
-        self.thinking = True
-        try:
-            return await asyncio.wait_for(coro, self.reply_timeout)
-        except TimeoutError:
-            raise AdapterError(
-                f"{self.name}: no reply to {what} within {self.reply_timeout:.0f}s"
-                + ("" if self.process.alive() else f"; {self.process.describe_exit()}")
-            ) from None
-        finally:
-            self.thinking = False
+        with self.working():
+            try:
+                return await asyncio.wait_for(coro, self.reply_timeout)
+            except TimeoutError:
+                raise AdapterError(
+                    f"{self.name}: no reply to {what} within {self.reply_timeout:.0f}s"
+                    + ("" if self.process.alive() else f"; {self.process.describe_exit()}")
+                ) from None
 
     def require_running(self) -> None:
         if not self.process.alive():

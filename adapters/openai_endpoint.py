@@ -9,19 +9,18 @@ A new conversation is a new session id (stateful) or a cleared history (stateles
 
 from __future__ import annotations
 
-import os
 import uuid
 from typing import Any
 
 import httpx
 
-from adapters.base import AdapterContext, AdapterError, AgentAdapter, AgentMessage, AgentStatus, usage_of
-from adapters.local_agent import check_known, opt_number, opt_str
+from adapters.base import AdapterContext, AdapterError, BaseAdapter
+from adapters.options import check_known, opt_choice, opt_number, opt_str, require
 
 OPTIONS = {"base_url", "model", "api_key_env", "mode", "session_header", "session_field", "reply_timeout"}
 
 
-class OpenAIEndpointAdapter(AgentAdapter):
+class OpenAIEndpointAdapter(BaseAdapter):
     """Talks to ``POST {base_url}/chat/completions``."""
 
     name = "openai-endpoint"
@@ -31,18 +30,10 @@ class OpenAIEndpointAdapter(AgentAdapter):
         super().__init__(ctx)
         options = ctx.options
         check_known(options, OPTIONS, self.name)
-        base_url = opt_str(options, "base_url", None)
-        model = opt_str(options, "model", None)
-        if base_url is None:
-            raise ValueError("base_url: required for agent 'openai-endpoint'")
-        if model is None:
-            raise ValueError("model: required for agent 'openai-endpoint'")
-        self.base_url = base_url.rstrip("/")
-        self.model = model
+        self.base_url = require(opt_str(options, "base_url", None), "base_url", self.name).rstrip("/")
+        self.model = require(opt_str(options, "model", None), "model", self.name)
         self.api_key_env = opt_str(options, "api_key_env", None)
-        self.mode = opt_str(options, "mode", "stateless")
-        if self.mode not in ("stateless", "stateful"):
-            raise ValueError(f"mode: must be 'stateless' or 'stateful', got {self.mode!r}")
+        self.mode = opt_choice(options, "mode", "stateless", ("stateless", "stateful"))
         self.session_header = opt_str(options, "session_header", None)
         self.session_field = opt_str(options, "session_field", None)
         if self.session_field not in (None, "user"):
@@ -52,59 +43,38 @@ class OpenAIEndpointAdapter(AgentAdapter):
         self.reply_timeout = float(opt_number(options, "reply_timeout", 300.0, 1, 24 * 3600) or 300)
         self.history: list[dict[str, str]] = []
         self.session_id = uuid.uuid4().hex
-        self.replies: list[AgentMessage] = []
-        self.next_seq = 1
-        self.thinking = False
 
     def _api_key(self) -> str:
-        if not self.api_key_env:
-            return ""
-        key = os.environ.get(self.api_key_env)
-        if not key:
-            raise AdapterError(f"api_key_env: the environment variable {self.api_key_env} is not set")
-        return key
+        return self.env_key(self.api_key_env) if self.api_key_env else ""
 
     async def create_session(self, name: str) -> None:
         self._api_key()  # a missing key fails at start, not at the first message
 
     async def send_message(self, text: str) -> None:
         turn = {"role": "user", "content": text}
-        body: dict[str, Any] = {"model": self.model,
-                                "messages": [*self.history, turn] if self.mode == "stateless" else [turn]}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [*self.history, turn] if self.mode == "stateless" else [turn],
+        }
         headers = {"Authorization": f"Bearer {self._api_key()}"} if self.api_key_env else {}
         if self.mode == "stateful":
             if self.session_header:
                 headers[self.session_header] = self.session_id
             if self.session_field:
                 body[self.session_field] = self.session_id
-        self.thinking = True
-        try:
-            async with httpx.AsyncClient(timeout=self.reply_timeout) as client:
-                response = await client.post(f"{self.base_url}/chat/completions", json=body, headers=headers)
-        except httpx.TimeoutException:
-            raise AdapterError(f"openai-endpoint: no reply within {self.reply_timeout:.0f}s") from None
-        except httpx.HTTPError as exc:
-            raise AdapterError(f"openai-endpoint: request to {self.base_url} failed: {exc!r}") from None
-        finally:
-            self.thinking = False
-        if response.status_code != 200:
-            raise AdapterError(f"openai-endpoint: HTTP {response.status_code}: {response.text[:300]}")
-        try:
-            body = response.json()
-            content = body["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise AdapterError(f"openai-endpoint: garbage reply: {response.text[:300]!r}") from None
-        if not isinstance(content, str):
-            raise AdapterError(f"openai-endpoint: reply without text content: {content!r:.300}")
-        if (usage := usage_of(body)) is not None:
-            self.ctx.record_usage(usage)
+        with self.working():
+            try:
+                async with httpx.AsyncClient(timeout=self.reply_timeout) as client:
+                    response = await client.post(
+                        f"{self.base_url}/chat/completions", json=body, headers=headers
+                    )
+            except httpx.TimeoutException:
+                raise AdapterError(f"openai-endpoint: no reply within {self.reply_timeout:.0f}s") from None
+            except httpx.HTTPError as exc:
+                raise AdapterError(f"openai-endpoint: request to {self.base_url} failed: {exc!r}") from None
+        reply = self.record_reply(self.read_chat_reply(response, "choices", 0, "message", "content"))
         if self.mode == "stateless":
-            self.history += [turn, {"role": "assistant", "content": content}]
-        self.replies.append(AgentMessage(seq=self.next_seq, text=content, time=self.ctx.clock.iso()))
-        self.next_seq += 1
-
-    async def get_responses(self, after_seq: int) -> list[AgentMessage]:
-        return [reply for reply in self.replies if reply.seq > after_seq]
+            self.history += [turn, {"role": "assistant", "content": reply.text}]
 
     async def start_new_conversation(self) -> None:
         self.history = []
@@ -114,13 +84,10 @@ class OpenAIEndpointAdapter(AgentAdapter):
         """The endpoint's own memory is out of reach: a full reset here is a new conversation."""
         await self.start_new_conversation()
 
-    async def get_status(self) -> AgentStatus | None:
-        return AgentStatus(state="thinking" if self.thinking else "sleeping")
-
     def export_state(self) -> dict[str, Any]:
-        return {"history": self.history, "session_id": self.session_id, "next_seq": self.next_seq}
+        return {**super().export_state(), "history": self.history, "session_id": self.session_id}
 
     def import_state(self, data: dict[str, Any]) -> None:
+        super().import_state(data)
         self.history = list(data.get("history", []))
         self.session_id = str(data.get("session_id", self.session_id))
-        self.next_seq = int(data.get("next_seq", self.next_seq))

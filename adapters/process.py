@@ -96,7 +96,9 @@ class AgentProcess:
         code = self.exit_code()
         state = f"exited with code {code}" if code is not None else "is running"
         log_tail = tail(self.log_path, 12)
-        return f"{self.label} {state}; log {self.log_path}:\n{log_tail}" if log_tail else f"{self.label} {state}"
+        return (
+            f"{self.label} {state}; log {self.log_path}:\n{log_tail}" if log_tail else f"{self.label} {state}"
+        )
 
     async def wait_ready(
         self, probe: Callable[[], Awaitable[bool]], timeout: float, interval: float = 0.25

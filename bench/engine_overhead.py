@@ -59,7 +59,7 @@ async def _play(folder: Path, benchmark: str, latency: float, runs: int) -> tupl
     calls = 0
     for slot in scheduler.slots.values():
         assert slot.run is not None and slot.run.state.finished, slot.run and slot.run.state.reason
-        calls += sum(v["calls"] for v in slot.run.p.meter.as_dict().values())
+        calls += sum(v["calls"] for v in slot.run.meter.as_dict().values())
     return wall, calls // runs
 
 
@@ -74,7 +74,7 @@ def _save_times(folder: Path, benchmark: str) -> tuple[float, float]:
                 started = time.perf_counter()
                 run.save()
                 samples[n].append(time.perf_counter() - started)
-    run.transcript.close()
+    run.recorder.transcript.close()
     return statistics.median(samples[200]), statistics.median(samples[20000])
 
 

@@ -4,32 +4,33 @@ observations, new sessions, reviving a failed agent, and telling it the virtual 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
-from adapters.base import AdapterError, Observation
+from engine.agents import AdapterError, AgentAdapter, Observation
 from engine.clock import monotonic
 from engine.events import AgentCompacted, AgentReplied, ErrorOccurred, MessageSent, SessionSwitched
 from engine.grading import keep_exchange
-from engine.state import AgentObservation
-
-if TYPE_CHECKING:
-    from engine.run import Run
+from engine.recorder import Recorder
+from engine.run_parts import RunSettings
 
 REPLY_PREFIX = "The assistant replied:"
 
 
 class AgentChannel:
-    def __init__(self, run: Run) -> None:
-        self.run = run
-        self.adapter = run.adapter
+    def __init__(self, recorder: Recorder, adapter: AgentAdapter, settings: RunSettings, run_id: str,
+                 virtual_time: bool) -> None:
+        self.rec = recorder
+        self.adapter = adapter
+        self.settings = settings
+        self.run_id = run_id
+        self.virtual_time = virtual_time  # the benchmark runs on virtual time (its Time Master is on)
         self.last_activity = monotonic()  # the last reply, for adapters that cannot say they sleep
 
     async def deliver(self, text: str) -> str:
         """Send one persona message and collect the agent's replies until it is idle or quiet."""
-        run, settings = self.run, self.run.settings
-        stamp = run.clock.now()
-        run.emit(MessageSent(text=text))
-        run.state.messages_sent += 1
+        rec, settings = self.rec, self.settings
+        stamp = rec.clock.now()
+        rec.emit(MessageSent(text=text))
+        rec.state.messages_sent += 1
         try:
             await asyncio.wait_for(self.adapter.send_message(text), settings.agent_reply_timeout)
         except TimeoutError:
@@ -37,11 +38,11 @@ class AgentChannel:
         replies: list[str] = []
         started = last = monotonic()
         while True:
-            new = await self.adapter.get_responses(run.state.agent_seq)
+            new = await self.adapter.get_responses(rec.state.agent_seq)
             for message in new:
-                run.state.agent_seq = max(run.state.agent_seq, message.seq)
+                rec.state.agent_seq = max(rec.state.agent_seq, message.seq)
                 replies.append(message.text)
-                run.emit(AgentReplied(text=message.text, seq=message.seq))
+                rec.emit(AgentReplied(text=message.text, seq=message.seq))
             if new:
                 last = self.last_activity = monotonic()
             status = await self.adapter.get_status()
@@ -56,9 +57,9 @@ class AgentChannel:
                     break
                 raise AdapterError(f"no reply from the agent within {settings.agent_reply_timeout:g} s")
             await asyncio.sleep(settings.agent_poll_seconds)
-        keep_exchange(run.state, text, replies)
+        keep_exchange(rec.state, text, replies)
         body = "\n\n".join(replies) if replies else "(no reply)"
-        when = f" (sent {stamp:%a %d %b %H:%M})" if run.bench.time_master else ""
+        when = f" (sent {stamp:%a %d %b %H:%M})" if self.virtual_time else ""
         return f"{REPLY_PREFIX}{when}\n\n{body}"
 
     async def idle(self) -> bool:
@@ -67,44 +68,42 @@ class AgentChannel:
         if status is not None:
             self.record(status.observations)
             return status.state == "sleeping"
-        return monotonic() - self.last_activity >= self.run.settings.time_master_poll
+        return monotonic() - self.last_activity >= self.settings.time_master_poll
 
     def record(self, observations: list[Observation]) -> None:
         """Compactions the adapter saw inside the agent: kept for the report, never graded."""
-        run = self.run
+        rec = self.rec
         for obs in observations:
             if obs.kind != "compaction":
                 continue
-            run.state.agent_observations.append(AgentObservation(
-                phase_index=run.state.phase_index, tokens_before=obs.tokens_before,
-                tokens_after=obs.tokens_after, detail=obs.detail,
-            ))
-            run.emit(AgentCompacted(phase_index=run.state.phase_index, tokens_before=obs.tokens_before,
-                                    tokens_after=obs.tokens_after, detail=obs.detail))
+            event = AgentCompacted(phase_index=rec.state.phase_index, tokens_before=obs.tokens_before,
+                                   tokens_after=obs.tokens_after, detail=obs.detail)
+            rec.emit(event)
+            rec.state.agent_observations.append(event)
 
     async def new_session(self, by_operator: bool = False) -> bool:
         """The JS ``bench.newSession()`` and the operator's action; whether the agent's session switched."""
-        run = self.run
-        if run.settings.ignore_session_break and not by_operator:
-            run.emit(SessionSwitched(ignored=True))
+        rec = self.rec
+        if self.settings.ignore_session_break and not by_operator:
+            rec.emit(SessionSwitched(ignored=True))
             return False
-        self.adapter.snapshot_memory(f"before-session-phase-{run.state.phase_index + 1}")
+        self.adapter.snapshot_memory(f"before-session-phase-{rec.state.phase_index + 1}")
         await self.adapter.start_new_conversation()
-        run.emit(SessionSwitched(by_operator=by_operator))
+        rec.emit(SessionSwitched(by_operator=by_operator))
         return True
 
     async def revive(self) -> bool:
         """After an agent failure: stop what is left of it and start it again over its memory."""
         try:
             await self.adapter.close()
-            await self.adapter.create_session(self.run.run_id)
+            await self.adapter.create_session(self.run_id)
             await self.tell_time()
         except AdapterError as exc:
-            self.run.emit(ErrorOccurred(message=f"agent did not come back: {exc}", where="agent"))
+            self.rec.emit(ErrorOccurred(message=f"agent did not come back: {exc}", where="agent"))
             return False
         return True
 
     async def tell_time(self) -> None:
         """Set the agent's clock to the run's, in virtual-time scenarios."""
-        if self.run.bench.time_master and self.adapter.supports_virtual_time:
-            await self.adapter.set_virtual_time(self.run.clock.iso())
+        if self.virtual_time and self.adapter.supports_virtual_time:
+            await self.adapter.set_virtual_time(self.rec.clock.iso())

@@ -6,15 +6,15 @@ The engine pushes typed events to observers; front ends read ``RunView`` snapsho
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
 from engine.benchmark.model import Check, Fact
 from engine.commands import Command
-from engine.events import Event
+from engine.events import Event, RunStatus
 
-RunStatus = Literal["idle", "running", "paused", "waiting", "finished", "crashed"]
+__all__ = ["CheckView", "EngineApi", "Observer", "RunStatus", "RunView"]
 
 
 class CheckView(BaseModel):

@@ -6,17 +6,23 @@ import os
 from collections.abc import Callable
 from datetime import datetime
 
-from adapters import registry
-from adapters.base import AdapterContext
-from engine.benchmark.loader import load_benchmark
+from engine.agents import AdapterContext, UnknownAdapter, resolve
 from engine.benchmark.model import Benchmark, BenchmarkError
+from engine.benchmark.validate import load_benchmark
 from engine.clock import Clock
 from engine.config import Config
 from engine.models.base import ChatModel, ModelError
 from engine.models.registry import make_model
 from engine.models.usage import UsageMeter
 from engine.persona.context import prompt_hash
-from engine.provenance import agent_model_name, benchmark_hash, config_hash, describe_model, project_version
+from engine.provenance import (
+    Provenance,
+    agent_model_name,
+    benchmark_hash,
+    config_hash,
+    describe_model,
+    project_version,
+)
 from engine.run import Run
 from engine.run_parts import RunParts, RunSettings
 from engine.state import RunState, load_state
@@ -64,8 +70,8 @@ def build_run(
     persona_name = run_cfg.persona or config.persona.model
     try:
         persona_model: ChatModel = make_model(persona_name, config, "persona", meter)
-        adapter_cls = registry.resolve(run_cfg.agent)
-    except (ModelError, registry.UnknownAdapter) as exc:
+        adapter_cls = resolve(run_cfg.agent)
+    except (ModelError, UnknownAdapter) as exc:
         raise BuildError(f"runs.{run_id}: {exc}") from None
     if bench.time_master and not adapter_cls.supports_virtual_time and not run_cfg.allow_real_time:
         raise BuildError(
@@ -105,9 +111,10 @@ def build_run(
     parts = RunParts(
         run_id=run_id, run_dir=run_dir, benchmark=bench, persona_model=persona_model, adapter=adapter,
         clock=clock, settings=settings, state=state, meter=meter, resumed=resumed,
-        prompt_hash=prompt_hash(bench.instructions),
-        config_hash=config_hash(config, run_id, persona_name, agent_model),
-        benchmark_hash=benchmark_hash(bench.path), version=project_version(),
-        persona_name=describe_model(config, persona_name), agent_model=describe_model(config, agent_model),
+        provenance=Provenance(
+            benchmark_hash=benchmark_hash(bench.path), version=project_version(),
+            persona=describe_model(config, persona_name), prompt_hash=prompt_hash(bench.instructions),
+            agent_model=describe_model(config, agent_model), config_hash=config_hash(config, run_id, persona_name, agent_model),
+        ),
     )
     return Run(parts)

@@ -6,9 +6,28 @@ and read back by reports and tests. Each has a ``kind`` tag; ``Event`` is the di
 
 from __future__ import annotations
 
+import enum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
+
+RunStatus = Literal["idle", "running", "paused", "waiting", "finished", "crashed"]
+"""A run's status, everywhere: state, events, read models, screens."""
+
+ErrorWhere = Literal["persona model", "agent", "js", "engine"]
+"""Where an error came from."""
+
+OperatorAction = Literal["pause", "resume", "next_phase", "edit_fact", "add_fact", "new_session", "persona_note"]
+"""What an operator did: one per command kind (``engine/commands.py``)."""
+
+
+class TerminationReason(enum.StrEnum):
+    """Why a run's loop ended."""
+
+    FINISHED = "finished"
+    STOPPED = "stopped"  # cancelled by the operator or Ctrl-C; resumable
+    WAITING = "waiting"  # a fault outlived its retries, or the persona is stuck; resumable
+    CRASHED = "crashed"  # a bug: reported, resumable after the fix
 
 
 class _Event(BaseModel):
@@ -17,11 +36,13 @@ class _Event(BaseModel):
 
 
 class RunStarted(_Event):
+    """▶️ a run (re)started."""
+
     kind: Literal["run_started"] = "run_started"
     run_id: str
-    benchmark: str
-    agent: str
-    resumed: bool = False
+    benchmark: str  # the benchmark's name
+    agent: str  # the adapter's name
+    resumed: bool = False  # continued from state.json
 
 
 class PhaseStarted(_Event):
@@ -46,17 +67,17 @@ class ToolCalled(_Event):
     """🔧 a persona tool call and its result."""
 
     kind: Literal["tool_called"] = "tool_called"
-    name: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
-    result: str = ""
-    error: bool = False
+    name: str  # the tool
+    arguments: dict[str, Any] = Field(default_factory=dict)  # as the model gave them (parsed JSON)
+    result: str = ""  # what the model got back
+    error: bool = False  # the call was refused: result starts with "ERROR:"
 
 
 class MessageSent(_Event):
     """👤 a persona message delivered to the agent."""
 
     kind: Literal["message_sent"] = "message_sent"
-    text: str
+    text: str  # exactly what the agent received
 
 
 class AgentReplied(_Event):
@@ -64,84 +85,102 @@ class AgentReplied(_Event):
 
     kind: Literal["agent_replied"] = "agent_replied"
     text: str
-    seq: int = 0
+    seq: int = 0  # the adapter's reply sequence number (from 1)
 
 
 class EvaluationLogged(_Event):
+    """📊 a grade; the run's state keeps the latest per check (this same record)."""
+
     kind: Literal["evaluation_logged"] = "evaluation_logged"
     check_id: str
     score: float  # as given by the persona, 0-10
-    attempt: int
+    attempt: int  # 1, or 2 after a search request (counts half)
     effective: float  # after the attempt-2 factor
-    question: str = ""
-    expected: str = ""
-    answer: str = ""
-    comment: str = ""
-    types: list[str] = Field(default_factory=list)
-    phase_index: int = 0
+    question: str = ""  # the check's question, templates rendered
+    expected: str = ""  # the check's correct answer, templates rendered
+    answer: str = ""  # the persona's summary of the agent's answer
+    comment: str = ""  # the persona's comment
+    types: list[str] = Field(default_factory=list)  # check types (RECALL, AGG, …)
+    phase_index: int = 0  # 0-based phase it was graded in
     replies: list[str] = Field(default_factory=list)  # the agent's verbatim replies to the question
     persona_fault: str = ""  # non-empty: the grade's premise failed (a persona slip); left out of the agent's score
     replaces: str = ""  # a regrade: the grade it replaces, e.g. "10/10, attempt 1 (#57)"
 
 
 class PersonaCompacted(_Event):
+    """✂️ the persona's context was cut at a phase boundary."""
+
     kind: Literal["persona_compacted"] = "persona_compacted"
     tokens_before: int
     tokens_after: int
-    estimated: bool = False
+    estimated: bool = False  # counted with the offline estimate, not tiktoken
 
 
 class AgentCompacted(_Event):
     """An observation reported by the adapter's get_status (it does not affect grades)."""
 
     kind: Literal["agent_compacted"] = "agent_compacted"
-    phase_index: int
-    tokens_before: int | None = None
+    phase_index: int  # 0-based phase the agent compacted in
+    tokens_before: int | None = None  # the agent's context size, where it reports one
     tokens_after: int | None = None
-    detail: str = ""
+    detail: str = ""  # the adapter's words
 
 
 class SessionSwitched(_Event):
+    """🔄 the agent started a new conversation (long-term memory kept)."""
+
     kind: Literal["session_switched"] = "session_switched"
     ignored: bool = False  # true in runs with ignore_session_break
     by_operator: bool = False
 
 
 class ClockJumped(_Event):
+    """⏩ the Time Master wound the virtual clock forward."""
+
     kind: Literal["clock_jumped"] = "clock_jumped"
-    from_time: str
-    to_time: str
+    from_time: str  # ISO
+    to_time: str  # ISO
 
 
 class HookFired(_Event):
+    """🪝 a persona hook refused a turn (nothing reached the agent)."""
+
     kind: Literal["hook_fired"] = "hook_fired"
     hook: Literal["plain_text_guard", "echo_guard"]
-    detail: str = ""
+    detail: str = ""  # why
 
 
 class ErrorOccurred(_Event):
+    """❌ something failed; ``fatal`` ended the run."""
+
     kind: Literal["error"] = "error"
     message: str
-    where: str = ""  # persona, agent, model, js, engine
+    where: ErrorWhere = "engine"
     fatal: bool = False
 
 
 class OperatorActed(_Event):
+    """🧑‍✈️ an operator command was applied (or refused: ``detail`` says so)."""
+
     kind: Literal["operator"] = "operator"
-    action: str
+    action: OperatorAction
     detail: str = ""
 
 
 class StatusChanged(_Event):
+    """• the run's status changed."""
+
     kind: Literal["status"] = "status"
-    status: Literal["idle", "running", "paused", "waiting", "finished", "crashed"]
-    reason: str = ""
+    status: RunStatus
+    reason: str = ""  # why waiting / paused / crashed
 
 
 class RunEnded(_Event):
+    """⏹️ the run's loop ended."""
+
     kind: Literal["run_ended"] = "run_ended"
-    reason: str  # a TerminationReason value
-    detail: str = ""
+    reason: TerminationReason
+    detail: str = ""  # the status reason at the end
 
 
 Event = Annotated[

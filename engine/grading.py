@@ -10,11 +10,14 @@ grade measures the persona, not the agent, and is kept as a **persona fault**, o
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from engine.benchmark.answer_key import check_dependencies
 from engine.benchmark.directives import Directive, expected_facts, phase_directives
 from engine.benchmark.model import DELETED, Benchmark, Check, Phase
 from engine.benchmark.templates import render_templates
+from engine.events import EvaluationLogged, Event
+from engine.persona.notebook import ToolError
 from engine.state import RunState
 
 MAX_KEPT_REPLIES = 6  # agent replies kept for the next grade
@@ -99,12 +102,44 @@ def evaluation_problems(
     return problems
 
 
+def log_evaluation(
+    state: RunState, bench: Benchmark, phase: Phase, emit: Callable[[Event], None],
+    check_id: str, score: float, attempt: int, answer: str, comment: str,
+) -> str:
+    """The ``log_evaluation`` tool: refused with every problem at once, or recorded (a regrade says what it
+    replaces; a grade whose premise failed is recorded as a persona fault). Returns the persona's result."""
+    problems = evaluation_problems(state, bench, phase, check_id, score, attempt)
+    check = bench.check(check_id)
+    if problems or check is None:
+        raise ToolError("log_evaluation refused: " + "; ".join(problems))
+    effective = score * (0.5 if attempt == 2 else 1.0)
+    replaces = replaced_text(state, check_id)
+    fault = "; ".join(premise_faults(state, bench, check))
+    event = EvaluationLogged(
+        check_id=check_id, score=score, attempt=attempt, effective=effective,
+        question=render_templates(check.question, state.start_date), expected=render_templates(check.answer, state.start_date),
+        answer=answer, comment=comment, types=check.types, phase_index=state.phase_index,
+        replies=list(state.last_replies), persona_fault=fault, replaces=replaces,
+    )
+    emit(event)  # stamps its transcript number
+    state.evaluations[check_id] = event
+    state.graded_at[check_id] = state.messages_sent
+    forget_exchange(state)
+    counted = f" (counted {effective:g} for a 2nd attempt)" if attempt == 2 else ""
+    result = f"Logged {check_id}: {score:g}/10, attempt {attempt}{counted}."
+    if replaces:
+        result += f" This regrade replaces the earlier grade {replaces}; both stay in the record."
+    if fault:
+        result += f" Recorded as a persona fault (not the assistant's score): {fault}."
+    return result
+
+
 def replaced_text(state: RunState, check_id: str) -> str:
     """What a regrade replaces, e.g. ``10/10, attempt 1 (#57)``; empty for a first grade."""
     previous = state.evaluations.get(check_id)
     if previous is None:
         return ""
-    return f"{previous.score:g}/10, attempt {previous.attempt} (#{previous.transcript_n})"
+    return f"{previous.score:g}/10, attempt {previous.attempt} (#{previous.n})"
 
 
 def premise_faults(state: RunState, bench: Benchmark, check: Check) -> list[str]:

@@ -5,19 +5,31 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from engine.commands import AddFact, Command, EditFact, NewSession, NextPhase, Pause, PersonaNote, Resume
-from engine.events import OperatorActed
-from engine.persona.notebook import ToolError
+from engine.events import Event, OperatorActed, OperatorAction, RunStatus
+from engine.persona.notebook import Notebook, ToolError
 from engine.phases import SESSION_SWITCH_NOTE
+from engine.state import RunState
 
-if TYPE_CHECKING:
-    from engine.run import Run
+
+class OperatorHost(Protocol):
+    """What the desk needs of a run to apply a command."""
+
+    state: RunState
+    notebook: Notebook
+
+    def emit(self, event: Event) -> None: ...
+    def save(self) -> None: ...
+    def set_status(self, status: RunStatus, reason: str = "") -> None: ...
+    def append_message(self, message: dict[str, Any], phase_start: bool = False) -> None: ...
+    async def tool_next_phase(self, force: bool = False) -> str: ...
+    async def new_session(self, by_operator: bool = False) -> bool: ...
 
 
 class OperatorDesk:
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: OperatorHost) -> None:
         self.run = run
         self.queue: asyncio.Queue[Command] = asyncio.Queue()
         self.paused = False
@@ -79,14 +91,14 @@ class OperatorDesk:
                 self._change_sheet("add_fact", lambda: run.notebook.add(sheet, category, text))
             case NewSession():
                 run.emit(OperatorActed(action="new_session"))
-                if await run.agent.new_session(by_operator=True):
+                if await run.new_session(by_operator=True):
                     run.append_message({"role": "user", "content": f"[Platform note: {SESSION_SWITCH_NOTE}]"})
             case PersonaNote(text=text):
                 run.emit(OperatorActed(action="persona_note", detail=text))
                 run.append_message({"role": "user", "content": f"[A note for you from the operator: {text}]"})
         run.save()
 
-    def _change_sheet(self, action: str, change: Callable[[], str]) -> None:
+    def _change_sheet(self, action: OperatorAction, change: Callable[[], str]) -> None:
         """An operator's edit of a live sheet: applied at once, and the persona is told."""
         try:
             result = change()

@@ -14,12 +14,25 @@ import hashlib
 import importlib.metadata
 import json
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from engine.config import Config
 
 PROJECT = "marathonmembench"
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What produced a result, as a report entry names it."""
+
+    benchmark_hash: str = ""
+    version: str = ""  # MarathonMemBench's version
+    persona: str = ""  # the persona model as configured, e.g. "deepseek-flash (deepseek-chat)"
+    prompt_hash: str = ""
+    agent_model: str = ""  # the agent's model, as configured or as the adapter settled on it
+    config_hash: str = ""
 HASH_LENGTH = 12
 # Config keys that say where things are, not how a run behaves.
 _LOCATION_KEYS = {"runs", "models", "benchmarks_dir", "results_dir", "base_dir"}

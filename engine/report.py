@@ -10,19 +10,34 @@ Reading entries back: ``report_entries.py``.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from pathlib import Path
 
+from engine.benchmark.model import Benchmark
 from engine.benchmark.templates import render_templates
-from engine.state import EvaluationRecord
-
-if TYPE_CHECKING:
-    from engine.run import Run
+from engine.events import EvaluationLogged, TerminationReason
+from engine.provenance import Provenance
+from engine.state import RunState
 
 REPORT_NAME = "report.md"
 REPLY_CROP = 400  # characters of the agent's verbatim reply shown per imperfect answer
 REPLY_JOIN = " ‖ "  # between several replies to one question
 NO_REPLY = "(no reply recorded)"
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """Everything an entry is made from: a run as it ended (the report never sees the run itself)."""
+
+    run_id: str
+    agent: str  # the adapter's name
+    bench: Benchmark
+    state: RunState
+    ended: TerminationReason | None  # None: not ended (an entry of a run in flight)
+    virtual_now: datetime  # the run's clock at the end
+    tokens: dict[str, dict[str, int]] = field(default_factory=dict)  # per role
+    provenance: Provenance = field(default_factory=Provenance)
 
 
 def _num(value: float) -> str:
@@ -35,14 +50,14 @@ def one_line(text: str, limit: int = REPLY_CROP) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
-def agent_reply(e: EvaluationRecord) -> str:
+def agent_reply(e: EvaluationLogged) -> str:
     """The agent's verbatim reply (or replies) to the check's question, on one line."""
     replies = [" ".join(r.split()) for r in e.replies if r.strip()]
     return one_line(REPLY_JOIN.join(replies)) if replies else NO_REPLY
 
 
-def format_entry(run: Run, now: datetime | None = None) -> str:
-    """The report entry of ``run`` as it stands (``now``: the wall-clock time to date it, UTC by default)."""
+def format_entry(run: RunSummary, now: datetime | None = None) -> str:
+    """The report entry of ``run`` (``now``: the wall-clock time to date it, UTC by default)."""
     state, bench = run.state, run.bench
     checks = {c.id: c for c in bench.checks()}
     order = {cid: i for i, cid in enumerate(checks)}
@@ -55,7 +70,7 @@ def format_entry(run: Run, now: datetime | None = None) -> str:
     def question_of(cid: str) -> str:
         return render_templates(checks[cid].question, state.start_date)
 
-    lines = [f"## {stamp:%Y-%m-%d %H:%M} UTC — {run.run_id}: {bench.name} @ {run.adapter.name}"]
+    lines = [f"## {stamp:%Y-%m-%d %H:%M} UTC — {run.run_id}: {bench.name} @ {run.agent}"]
     lines.append("📊 " + _score_line(len(checks), counted, faults, len(missing)))
     incomplete = _incomplete_line(run, graded=len(graded), planned=len(checks))
     if incomplete:
@@ -88,17 +103,17 @@ def format_entry(run: Run, now: datetime | None = None) -> str:
     lines.extend("📊 " + line for line in _provenance_lines(run))
     if bench.time_master:
         start = bench.start_time.strftime("%Y-%m-%d %H:%M") if bench.start_time else f"{state.start_date:%Y-%m-%d}"
-        lines.append(f"📊 Virtual time: {start} → {run.clock.now():%Y-%m-%d %H:%M} ({state.clock_jumps} clock jumps)")
+        lines.append(f"📊 Virtual time: {start} → {run.virtual_now:%Y-%m-%d %H:%M} ({state.clock_jumps} clock jumps)")
     lines.append(f"📊 Persona compactions: {state.persona_compactions}")
     lines.append("📊 " + _agent_compactions_line(run))
-    tokens = run.p.meter.as_dict()
+    tokens = run.tokens
     if tokens:
         lines.append("📊 Tokens: " + ", ".join(f"{role} {v.get('prompt_tokens', 0)}+{v.get('completion_tokens', 0)}" for role, v in tokens.items()))
     lines.append(f"📊 Run time: {state.run_seconds / 60:.1f} min")
     return "\n".join(lines) + "\n"
 
 
-def _score_line(planned: int, counted: list[EvaluationRecord], faults: list[EvaluationRecord], ungraded: int) -> str:
+def _score_line(planned: int, counted: list[EvaluationLogged], faults: list[EvaluationLogged], ungraded: int) -> str:
     """The headline: the score over every planned check (ungraded = 0, persona faults excluded), and the average."""
     if not planned:
         return "Score: — (no planned checks)"
@@ -112,11 +127,11 @@ def _score_line(planned: int, counted: list[EvaluationRecord], faults: list[Eval
     return f"Score: {score:.2f}/10 {over} ({detail}) · average over graded {average}"
 
 
-def _incomplete_line(run: Run, graded: int, planned: int) -> str:
+def _incomplete_line(run: RunSummary, graded: int, planned: int) -> str:
     """``Incomplete: <why it ended> — <reason> · …`` for every run that did not finish; empty for one that did."""
     state = run.state
-    if run.termination is not None:
-        ended = run.termination.value
+    if run.ended is not None:
+        ended = run.ended.value
     else:
         ended = "finished" if state.finished else "not ended"
     if ended == "finished":
@@ -129,26 +144,26 @@ def _incomplete_line(run: Run, graded: int, planned: int) -> str:
     )
 
 
-def _fault_line(e: EvaluationRecord, question: str) -> str:
+def _fault_line(e: EvaluationLogged, question: str) -> str:
     attempt = ", 2nd attempt" if e.attempt == 2 else ""
     return (
         f"⚠ ({e.check_id}) {question} | graded: {_num(e.effective)}/10{attempt}, not counted"
-        f" | fault: {one_line(e.persona_fault, 300)} [transcript #{e.transcript_n}]"
+        f" | fault: {one_line(e.persona_fault, 300)} [transcript #{e.n}]"
     )
 
 
-def _imperfect_line(e: EvaluationRecord, question: str, expected: str) -> str:
+def _imperfect_line(e: EvaluationLogged, question: str, expected: str) -> str:
     """``[score] (id) question | expected: … | got: <agent's verbatim reply> | persona: <summary> — <comment>``."""
     attempt = ", 2nd attempt" if e.attempt == 2 else ""
     comment = f" — {one_line(e.comment, 300)}" if e.comment else ""
     persona = one_line(e.answer, 300) or "—"
     return (
         f"[{_num(e.effective)}/10{attempt}] ({e.check_id}) {question} | expected: {expected}"
-        f" | got: {agent_reply(e)} | persona: {persona}{comment} [transcript #{e.transcript_n}]"
+        f" | got: {agent_reply(e)} | persona: {persona}{comment} [transcript #{e.n}]"
     )
 
 
-def _per_type(evaluations: list[EvaluationRecord], types: dict[str, list[str]]) -> dict[str, tuple[float, int]]:
+def _per_type(evaluations: list[EvaluationLogged], types: dict[str, list[str]]) -> dict[str, tuple[float, int]]:
     buckets: dict[str, list[float]] = defaultdict(list)
     for e in evaluations:
         for t in types.get(e.check_id, []):
@@ -156,18 +171,17 @@ def _per_type(evaluations: list[EvaluationRecord], types: dict[str, list[str]]) 
     return {t: (sum(v) / len(v), len(v)) for t, v in sorted(buckets.items())}
 
 
-def _provenance_lines(run: Run) -> list[str]:
-    p = run.p
-    persona = p.persona_name or getattr(p.persona_model, "name", "?")
+def _provenance_lines(run: RunSummary) -> list[str]:
+    p = run.provenance
     return [
         f"Benchmark: {run.bench.name} · content {p.benchmark_hash or '?'} · MarathonMemBench {p.version or '?'}",
-        f"Persona: {persona} · prompt {p.prompt_hash or '?'}",
-        f"Agent: {run.adapter.name} · model {p.agent_model or '?'}",
+        f"Persona: {p.persona or '?'} · prompt {p.prompt_hash or '?'}",
+        f"Agent: {run.agent} · model {p.agent_model or '?'}",
         f"Config: {p.config_hash or '?'}",
     ]
 
 
-def _agent_compactions_line(run: Run) -> str:
+def _agent_compactions_line(run: RunSummary) -> str:
     """The agent's compactions seen, with its context size before → after where the adapter reported it."""
     observations = run.state.agent_observations
     if not observations:
@@ -179,8 +193,8 @@ def _agent_compactions_line(run: Run) -> str:
     return f"Agent compactions: {len(parts)} — " + "; ".join(parts)
 
 
-def append_report(run: Run) -> None:
-    path = run.p.run_dir.parent / REPORT_NAME
+def append_report(path: Path, run: RunSummary) -> None:
+    """Append ``run``'s entry to the report file at ``path`` (``results/report.md``)."""
     text = format_entry(run)
     with open(path, "a", encoding="utf-8") as handle:
         if handle.tell() > 0:

@@ -11,17 +11,17 @@ import asyncio
 import logging
 from typing import Any
 
-from adapters.base import AdapterError
 from engine import grading
 from engine.agent_channel import REPLY_PREFIX, AgentChannel
+from engine.agents import AdapterError
+from engine.api import Observer
 from engine.benchmark.directives import phase_directives
 from engine.benchmark.jsblock import JsBlockError, run_block
 from engine.benchmark.model import Phase
-from engine.clock import monotonic
 from engine.commands import Command
 from engine.events import (
     ErrorOccurred,
-    EvaluationLogged,
+    ErrorWhere,
     Event,
     HookFired,
     PersonaCompacted,
@@ -29,73 +29,79 @@ from engine.events import (
     PhaseStarted,
     RunEnded,
     RunStarted,
-    StatusChanged,
+    RunStatus,
+    TerminationReason,
     ToolCalled,
 )
 from engine.models.base import Completion, ModelError
 from engine.models.tokens import warm_up
 from engine.operator import OperatorDesk
 from engine.persona import hooks
-from engine.persona.context import build_system_prompt, compact
+from engine.persona.context import build_system_prompt, compact, pending_tool_calls, recent_replies
 from engine.persona.notebook import Notebook, ToolError
 from engine.persona.tools import dispatch, parse_arguments, tool_schemas
 from engine.phases import FINISHED_TEXT, SESSION_SWITCH_NOTE, gate_problems, now_line, render_phase
-from engine.run_parts import RunParts, TerminationReason
-from engine.state import EvaluationRecord, StateWriter
+from engine.recorder import RunRecorder
+from engine.report import REPORT_NAME, RunSummary, append_report
+from engine.run_parts import RunParts
+from engine.state import RunState
 from engine.timemaster import TimeMaster
-from engine.transcript import Transcript
 
 log = logging.getLogger(__name__)
 
 class Run:
     def __init__(self, parts: RunParts) -> None:
-        self.p = parts
         self.run_id = parts.run_id
+        self.run_dir = parts.run_dir
         self.bench = parts.benchmark
         self.state = parts.state
         self.clock = parts.clock
         self.adapter = parts.adapter
         self.settings = parts.settings
+        self.persona_model = parts.persona_model
+        self.meter = parts.meter
+        self.provenance = parts.provenance
+        self.resumed = parts.resumed
         self.notebook = Notebook(self.state)
-        self.transcript = Transcript(parts.run_dir / "transcript.jsonl")
-        self.writer = StateWriter(parts.run_dir / "state.json")
-        self.agent = AgentChannel(self)
+        self.recorder = RunRecorder(self.run_id, self.run_dir, self.state, self.clock, parts.observers, self._fill_state)
+        virtual_time = self.bench.time_master
+        self.agent = AgentChannel(self.recorder, self.adapter, self.settings, self.run_id, virtual_time)
         self.operator = OperatorDesk(self)
-        self.time = TimeMaster(self)
-        self._session_started = monotonic()
-        self._tools = tool_schemas(self.bench.time_master)
-        self._slips: list[str] = []  # consecutive persona turns that did nothing
+        self.time = TimeMaster(self.recorder, self.adapter, self.settings, virtual_time,
+                               lambda: self.current_phase().date, self.agent.idle)
+        self._tools = tool_schemas(virtual_time)
+        self._slips = hooks.SlipStreak()  # consecutive persona turns that did nothing
         self._phase_started_by_call = False
         self.termination: TerminationReason | None = None
 
-    # ---- events and saving -------------------------------------------------------------------
+    # ---- events and saving (the recorder) -----------------------------------------------------
 
     def emit(self, event: Event) -> None:
-        event.t = self.clock.iso()
-        event.n = self.state.transcript_events
-        self.state.transcript_events += 1
-        self.transcript.append(event)
-        for hook in self.p.emit_hooks:
-            try:
-                hook(self.run_id, event)
-            except Exception:  # an observer must never break a run
-                log.exception("observer failed")
+        self.recorder.emit(event)
 
     def save(self) -> None:
-        now = monotonic()
-        self.state.run_seconds += now - self._session_started
-        self._session_started = now
-        self.state.clock_offset = self.clock.offset
-        self.state.clock_now = self.clock.iso()
-        self.state.adapter_state = self.adapter.export_state()
-        self.state.usage = self.p.meter.as_dict()
-        self.state.transcript_bytes = self.transcript.size
-        self.writer.save(self.state)
+        self.recorder.save()
 
-    def set_status(self, status: str, reason: str = "") -> None:
-        if (self.state.status, self.state.reason) != (status, reason):
-            self.state.status, self.state.reason = status, reason
-            self.emit(StatusChanged(status=status, reason=reason))  # type: ignore[arg-type]
+    def set_status(self, status: RunStatus, reason: str = "") -> None:
+        self.recorder.set_status(status, reason)
+
+    def _fill_state(self, state: RunState) -> None:
+        state.adapter_state = self.adapter.export_state()
+        state.usage = self.meter.as_dict()
+
+    @property
+    def observers(self) -> list[Observer]:
+        return self.recorder.observers
+
+    def summary(self) -> RunSummary:
+        """The run as the report sees it."""
+        return RunSummary(
+            run_id=self.run_id, agent=self.adapter.name, bench=self.bench, state=self.state, ended=self.termination,
+            virtual_now=self.clock.now(), tokens=self.meter.as_dict(), provenance=self.provenance,
+        )
+
+    async def new_session(self, by_operator: bool = False) -> bool:
+        return await self.agent.new_session(by_operator)
 
     # ---- the template method -------------------------------------------------------------------
 
@@ -119,10 +125,10 @@ class Run:
 
     async def _initialise(self) -> None:
         self._warm = asyncio.ensure_future(asyncio.to_thread(warm_up))  # the tokenizer loads meanwhile
-        self.transcript.rollback(self.state.transcript_bytes)
+        self.recorder.transcript.rollback(self.state.transcript_bytes)
         self.adapter.import_state(self.state.adapter_state)
         self.notebook.freeze_templates()
-        self.emit(RunStarted(run_id=self.run_id, benchmark=self.bench.name, agent=self.adapter.name, resumed=self.p.resumed))
+        self.emit(RunStarted(run_id=self.run_id, benchmark=self.bench.name, agent=self.adapter.name, resumed=self.resumed))
         self.set_status("running")
         try:
             await self.adapter.create_session(self.run_id)
@@ -153,7 +159,7 @@ class Run:
                 failures = 0
             except (ModelError, AdapterError) as exc:
                 failures += 1
-                where = "agent" if isinstance(exc, AdapterError) else "persona model"
+                where: ErrorWhere = "agent" if isinstance(exc, AdapterError) else "persona model"
                 self.emit(ErrorOccurred(message=str(exc), where=where))
                 self.set_status("waiting", f"{where}: {exc}")
                 self.save()
@@ -182,34 +188,32 @@ class Run:
                 self.set_status("idle", "stopped")
             if reason is not TerminationReason.FINISHED or not self.state.reported:
                 # every end gets an entry (an unfinished one is marked incomplete); the finished one once
-                from engine.report import append_report
-
-                append_report(self)
+                append_report(self.run_dir.parent / REPORT_NAME, self.summary())
                 self.state.reported = reason is TerminationReason.FINISHED
-            self.emit(RunEnded(reason=reason.value, detail=self.state.reason))
+            self.emit(RunEnded(reason=reason, detail=self.state.reason))
             if reason is not TerminationReason.STOPPED:
                 self.save()
         finally:
             try:
-                await self.writer.flush()
+                await self.recorder.writer.flush()
             except Exception:
                 log.exception("saving the state failed")
             try:
                 await asyncio.shield(self.adapter.close())
             except Exception:
                 log.exception("adapter close failed")
-            self.transcript.close()
+            self.recorder.transcript.close()
 
     # ---- one step: a persona turn, or the tool calls left pending by a kill -----------------
 
     async def _step(self) -> None:
-        pending = self._pending_tool_calls()
+        pending = pending_tool_calls(self.state.persona_messages)
         if pending:
             await self._execute_tool_calls(pending)
             return
         system = self._system_prompt()
         self._maybe_compact(system)
-        completion = await self.p.persona_model.complete(
+        completion = await self.persona_model.complete(
             [{"role": "system", "content": system}, *self.state.persona_messages], self._tools)
         self.state.persona_turns_in_phase += 1
         await self._handle_completion(completion)
@@ -218,9 +222,9 @@ class Run:
         if completion.reasoning:
             self.emit(PersonaThinking(text=completion.reasoning))
         content = (completion.content or "").strip()
-        echo = hooks.imitates_agent(completion, self._recent_replies()) if self.settings.echo_guard else None
+        echo = hooks.imitates_agent(completion, recent_replies(self.state.persona_messages, REPLY_PREFIX)) if self.settings.echo_guard else None
         if echo:  # never delivered: the model is told why and does the step again
-            self._slip(f"echo: {echo}")
+            self._slips.add(f"echo: {echo}")
             self.emit(HookFired(hook="echo_guard", detail=f"{echo}; nothing was sent or done"))
             self.append_message(completion.as_message())
             error = hooks.echo_error(echo)
@@ -232,13 +236,13 @@ class Run:
             return
         if not completion.tool_calls:
             if not content:
-                self._slip("empty completion")
+                self._slips.add("empty completion")
                 self.emit(ErrorOccurred(message="the persona model returned an empty completion", where="persona model"))
                 self.append_message({"role": "user", "content": hooks.EMPTY_ERROR})
                 self.save()
                 return
             if self.settings.plain_text_guard:
-                self._slip("plain text instead of a tool call")
+                self._slips.add("plain text instead of a tool call")
                 self.emit(PersonaThinking(text=content))
                 self.emit(HookFired(hook="plain_text_guard", detail="plain text instead of send_message"))
                 self.append_message({"role": "assistant", "content": content})
@@ -257,32 +261,14 @@ class Run:
             self.emit(PersonaThinking(text=content))
         self.append_message(completion.as_message())
         self.save()
-        await self._execute_tool_calls(self._pending_tool_calls())
-
-    def _slip(self, what: str) -> None:
-        """A persona turn that did nothing (echo, empty, plain text); enough in a row stop the run."""
-        self._slips.append(what)
+        await self._execute_tool_calls(pending_tool_calls(self.state.persona_messages))
 
     def stuck_reason(self) -> str:
         """Why the persona counts as stuck, or an empty string."""
-        if len(self._slips) >= self.settings.stuck_after:
-            kinds = ", ".join(sorted(set(self._slips)))
-            return f"persona stuck ({len(self._slips)} turns in a row without a valid tool call: {kinds})"
-        if self.state.persona_turns_in_phase > self.settings.max_turns_per_phase:
-            return f"persona stuck ({self.state.persona_turns_in_phase} turns in phase {self.state.phase_index + 1})"
-        return ""
-
-    def _pending_tool_calls(self) -> list[dict[str, Any]]:
-        """Tool calls of the last assistant message that have no result yet (after a kill, say)."""
-        messages = self.state.persona_messages
-        for index in range(len(messages) - 1, -1, -1):
-            message = messages[index]
-            if message["role"] == "assistant":
-                answered = {m.get("tool_call_id") for m in messages[index + 1 :] if m["role"] == "tool"}
-                return [c for c in message.get("tool_calls") or [] if c["id"] not in answered]
-            if message["role"] == "user":
-                return []
-        return []
+        turns = self.state.persona_turns_in_phase
+        if turns > self.settings.max_turns_per_phase:
+            return f"persona stuck ({turns} turns in phase {self.state.phase_index + 1})"
+        return self._slips.stuck_reason(self.settings.stuck_after)
 
     async def _execute_tool_calls(self, calls: list[dict[str, Any]]) -> None:
         for call in calls:
@@ -323,37 +309,8 @@ class Run:
         return f"{text}\n\n{now_line(self.clock.now())}" if self.bench.time_master else text
 
     async def tool_log_evaluation(self, check_id: str, score: float, attempt: int, answer: str, comment: str) -> str:
-        state = self.state
-        problems = grading.evaluation_problems(state, self.bench, self.current_phase(), check_id, score, attempt)
-        check = self.bench.check(check_id)
-        if problems or check is None:
-            raise ToolError("log_evaluation refused: " + "; ".join(problems))
-        effective = score * (0.5 if attempt == 2 else 1.0)
-        replaces = grading.replaced_text(state, check_id)
-        faults = grading.premise_faults(state, self.bench, check)
-        fault = "; ".join(faults)
-        replies = list(state.last_replies)
-        record = EvaluationRecord(
-            check_id=check_id, score=score, attempt=attempt, effective=effective, answer=answer,
-            comment=comment, phase_index=state.phase_index, transcript_n=state.transcript_events,
-            replies=replies, persona_fault=fault,
-        )
-        state.evaluations[check_id] = record
-        state.graded_at[check_id] = state.messages_sent
-        grading.forget_exchange(state)
-        show = self.notebook.show
-        self.emit(EvaluationLogged(
-            check_id=check_id, score=score, attempt=attempt, effective=effective, question=show(check.question),
-            expected=show(check.answer), answer=answer, comment=comment, types=check.types,
-            phase_index=state.phase_index, replies=replies, persona_fault=fault, replaces=replaces,
-        ))
-        counted = f" (counted {effective:g} for a 2nd attempt)" if attempt == 2 else ""
-        result = f"Logged {check_id}: {score:g}/10, attempt {attempt}{counted}."
-        if replaces:
-            result += f" This regrade replaces the earlier grade {replaces}; both stay in the record."
-        if fault:
-            result += f" Recorded as a persona fault (not the assistant's score): {fault}."
-        return result
+        return grading.log_evaluation(self.state, self.bench, self.current_phase(), self.emit,
+                                      check_id, score, attempt, answer, comment)
 
     async def tool_wait(self, until: str) -> str:
         return await self.time.wait(until)
@@ -395,14 +352,6 @@ class Run:
         messages = self.state.persona_messages
         index = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
         self.state.phase_starts.append(index)
-
-    def _recent_replies(self) -> list[str]:
-        replies: list[str] = []
-        for message in reversed(self.state.persona_messages[-12:]):
-            content = message.get("content") or ""
-            if message["role"] in ("tool", "user") and content.startswith(REPLY_PREFIX):
-                replies.append(content.split("\n\n", 1)[-1])
-        return replies
 
     def _system_prompt(self) -> str:
         return build_system_prompt(

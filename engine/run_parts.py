@@ -1,27 +1,19 @@
-"""What a run is made of: its settings, its built parts, and why it ended."""
+"""What a run is made of: its settings and its built parts."""
 
 from __future__ import annotations
 
-import enum
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from adapters.base import AgentAdapter
+from engine.agents import AgentAdapter
+from engine.api import Observer
 from engine.benchmark.model import Benchmark
 from engine.clock import Clock
 from engine.config import Config, RunConfig
-from engine.events import Event
 from engine.models.base import ChatModel
 from engine.models.usage import UsageMeter
+from engine.provenance import Provenance
 from engine.state import RunState
-
-
-class TerminationReason(enum.StrEnum):
-    FINISHED = "finished"
-    STOPPED = "stopped"  # cancelled by the operator or Ctrl-C; resumable
-    WAITING = "waiting"  # a fault outlived its retries; resumable once it is fixed
-    CRASHED = "crashed"  # a bug: reported, resumable after the fix
 
 
 @dataclass
@@ -74,10 +66,5 @@ class RunParts:
     state: RunState
     meter: UsageMeter
     resumed: bool = False
-    prompt_hash: str = ""
-    config_hash: str = ""  # provenance for the report (``engine.provenance``)
-    benchmark_hash: str = ""
-    version: str = ""  # MarathonMemBench's version
-    persona_name: str = ""  # the persona model as configured, e.g. "deepseek-flash (deepseek-chat)"
-    agent_model: str = ""  # the agent's model, as configured or as the adapter settled on it
-    emit_hooks: list[Callable[[str, Event], None]] = field(default_factory=list)
+    provenance: Provenance = field(default_factory=Provenance)  # for the report (``engine.provenance``)
+    observers: list[Observer] = field(default_factory=list)  # told every event (TUI, headless printer, tests)

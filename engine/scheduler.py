@@ -13,10 +13,10 @@ from engine.build import BuildError, build_run, load_run_benchmark
 from engine.clock import Clock
 from engine.commands import Command
 from engine.config import Config
-from engine.events import ErrorOccurred, Event
+from engine.events import ErrorOccurred, Event, TerminationReason
 from engine.phases import gate_problems
 from engine.run import Run
-from engine.run_parts import RunSettings, TerminationReason
+from engine.run_parts import RunSettings
 from engine.state import StateError, load_state
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ class Scheduler:
     def add_observer(self, observer: Observer) -> None:
         self.observers.append(observer)
 
-    def _notify(self, run_id: str, event: Event) -> None:
+    def on_event(self, run_id: str, event: Event) -> None:
         for observer in self.observers:
             try:
                 observer.on_event(run_id, event)
@@ -73,10 +73,10 @@ class Scheduler:
             run = build_run(self.config, run_id, self.clock_factory, self.tune)
         except (BuildError, StateError) as exc:
             slot.error = str(exc)
-            self._notify(run_id, ErrorOccurred(message=str(exc), where="engine", fatal=True))
+            self.on_event(run_id, ErrorOccurred(message=str(exc), where="engine", fatal=True))
             return
         slot.error = ""
-        run.p.emit_hooks.append(self._notify)
+        run.observers.append(self)
         slot.run = run
         slot.task = asyncio.create_task(run.run(), name=f"run:{run_id}")
 
@@ -196,7 +196,7 @@ def run_view(run: Run, running: bool = True) -> RunView:
     untold = {name: run.notebook.untold(name) for name in state.loaded_sheets if name in state.sheets}
     return RunView(
         run_id=run.run_id, benchmark=bench.name, agent=run.adapter.name,
-        status=status if status in ("idle", "running", "paused", "waiting", "finished", "crashed") else "idle",  # type: ignore[arg-type]
+        status=status,
         reason=state.reason, phase_index=state.phase_index, total_phases=len(bench.phases),
         chapter=phase.chapter, phase_title=phase.title, phase_text=state.phase_text,
         checks=[

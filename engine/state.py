@@ -13,35 +13,27 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from engine.benchmark.model import Sheet
+from engine.events import AgentCompacted, EvaluationLogged, RunStatus
 from engine.models.base import Message
 
 STATE_VERSION = 1
 
 
-class EvaluationRecord(BaseModel):
-    check_id: str
-    score: float
-    attempt: int
-    effective: float
-    answer: str = ""
-    comment: str = ""
-    phase_index: int = 0
-    transcript_n: int = 0  # the event number of the evaluation in the transcript
-    replies: list[str] = Field(default_factory=list)  # the agent's verbatim replies to the question (engine-taken)
-    persona_fault: str = ""  # why the grade's premise failed (the persona's slip); such grades are not the agent's
-
-
-class AgentObservation(BaseModel):
-    phase_index: int
-    tokens_before: int | None = None
-    tokens_after: int | None = None
-    detail: str = ""
+def _upgrade_records(data: Any) -> Any:
+    """State written before evaluations and agent compactions were stored as their events."""
+    if isinstance(data, dict):
+        for record in (data.get("evaluations") or {}).values():
+            if isinstance(record, dict) and "transcript_n" in record:
+                record.setdefault("n", record.pop("transcript_n"))
+    return data
 
 
 class RunState(BaseModel):
+    _upgrade = model_validator(mode="before")(_upgrade_records)
+
     version: int = STATE_VERSION
     run_id: str
     benchmark: str
@@ -50,7 +42,7 @@ class RunState(BaseModel):
     clock_offset: float = 0.0
     clock_now: str = ""  # virtual time at the last save: a resumed virtual-time run continues from it
     clock_jumps: int = 0
-    status: str = "idle"
+    status: RunStatus = "idle"
     reason: str = ""
     finished: bool = False
 
@@ -67,7 +59,7 @@ class RunState(BaseModel):
     loaded_sheets: list[str] = Field(default_factory=list)
     told: dict[str, list[str]] = Field(default_factory=dict)
 
-    evaluations: dict[str, EvaluationRecord] = Field(default_factory=dict)  # latest per check id
+    evaluations: dict[str, EvaluationLogged] = Field(default_factory=dict)  # the latest grade per check id
     # what the grading contract and the trap-write gates read (SPEC §4 as amended: strict grading)
     messages_sent: int = 0  # persona messages delivered to the agent, over the whole run
     phase_first_message: int = 0  # messages_sent when the current phase began
@@ -76,7 +68,7 @@ class RunState(BaseModel):
     sent_since_grade: list[str] = Field(default_factory=list)  # persona messages since the last grade (bounded)
     graded_at: dict[str, int] = Field(default_factory=dict)  # check id -> messages_sent at its last grade
     persona_compactions: int = 0
-    agent_observations: list[AgentObservation] = Field(default_factory=list)
+    agent_observations: list[AgentCompacted] = Field(default_factory=list)
     agent_seq: int = 0
     adapter_state: dict[str, Any] = Field(default_factory=dict)
 

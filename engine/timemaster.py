@@ -7,31 +7,40 @@ agent is thinking. A ``wait`` to a time that has already come sleeps nothing and
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from datetime import date, timedelta
 
+from engine.agents import AgentAdapter
 from engine.events import ClockJumped
 from engine.persona.notebook import ToolError
 from engine.phases import nothing_to_wait_for, now_line, parse_wait_target
-
-if TYPE_CHECKING:
-    from engine.run import Run
+from engine.recorder import Recorder
+from engine.run_parts import RunSettings
 
 
 class TimeMaster:
-    def __init__(self, run: Run) -> None:
-        self.run = run
+    """``phase_day`` gives the current phase's date (its date line) if it has one; ``agent_idle`` asks the
+    agent channel whether the agent sleeps."""
+
+    def __init__(self, recorder: Recorder, adapter: AgentAdapter, settings: RunSettings, virtual_time: bool,
+                 phase_day: Callable[[], date | None], agent_idle: Callable[[], Awaitable[bool]]) -> None:
+        self.rec = recorder
+        self.adapter = adapter
+        self.settings = settings
+        self.virtual_time = virtual_time
+        self.phase_day = phase_day
+        self.agent_idle = agent_idle
 
     def can_jump(self) -> bool:
-        return self.run.bench.time_master and self.run.adapter.supports_virtual_time
+        return self.virtual_time and self.adapter.supports_virtual_time
 
     async def wait(self, until: str) -> str:
-        run = self.run
-        if not run.bench.time_master:
+        rec = self.rec
+        if not self.virtual_time:
             raise ToolError("wait is only available in virtual-time scenarios; this one runs in real time")
-        clock, settings = run.clock, run.settings
+        clock, settings = rec.clock, self.settings
         try:
-            wanted = parse_wait_target(until, clock.now(), run.current_phase().date)
+            wanted = parse_wait_target(until, clock.now(), self.phase_day())
         except ValueError as exc:
             raise ToolError(str(exc)) from None
         if not wanted.ahead:
@@ -39,15 +48,15 @@ class TimeMaster:
         target = wanted.until
         while clock.now() < target:
             remaining = (target - clock.now()).total_seconds()
-            if self.can_jump() and remaining >= settings.time_master_min_sleep and await run.agent.idle():
+            if self.can_jump() and remaining >= settings.time_master_min_sleep and await self.agent_idle():
                 moment = target - timedelta(seconds=settings.time_master_pre_wake)
                 before = clock.now()
                 if moment > before:
-                    await run.adapter.set_virtual_time(moment.isoformat(timespec="seconds"))
+                    await self.adapter.set_virtual_time(moment.isoformat(timespec="seconds"))
                     clock.jump_to(moment)
-                    run.state.clock_jumps += 1
-                    run.emit(ClockJumped(from_time=before.isoformat(timespec="seconds"), to_time=clock.iso()))
-                    run.save()
+                    rec.state.clock_jumps += 1
+                    rec.emit(ClockJumped(from_time=before.isoformat(timespec="seconds"), to_time=clock.iso()))
+                    rec.save()
                     continue
             left = (target - clock.now()).total_seconds()  # idle() may have taken a while: never oversleep
             await clock.sleep(min(settings.time_master_poll, max(left, 0.0)))

@@ -12,6 +12,7 @@ from typing import Literal
 
 from rich.text import Text
 
+from engine.event_summary import SHORT, Role, summary_parts
 from engine.events import MARKERS, Event
 
 FilterMode = Literal["all", "messages", "evaluations", "errors"]
@@ -24,7 +25,6 @@ FILTER_LABELS: dict[FilterMode, str] = {
 }
 
 FOLDED_BODY_LINES = 2  # messages and thinking show their first lines folded
-SHORT = 160  # characters of a tool result shown folded
 
 _STYLES: dict[str, str] = {
     "phase_started": "bold",
@@ -69,74 +69,28 @@ def _time_of(event: Event) -> str:
     return event.t[11:16] if len(event.t) >= 16 else "     "
 
 
-def _one_line(text: str, limit: int = SHORT) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def _args(arguments: dict[str, object]) -> str:
-    parts = []
-    for key, value in arguments.items():
-        shown = value if isinstance(value, int | float) else json.dumps(value, ensure_ascii=False)
-        parts.append(f"{key}={_one_line(str(shown), 40)}")
-    return ", ".join(parts)
+def _part_style(event: Event, text: str, role: Role) -> str:
+    match role:
+        case "name":
+            return "bold"
+        case "args":
+            return "dim"
+        case "error":
+            return "red" if event.kind == "tool_called" and text != event.name else "bold red"
+        case "score":
+            return score_style(event.effective) if event.kind == "evaluation_logged" else ""
+    if event.kind in ("tool_called", "evaluation_logged", "clock_jumped", "run_started"):
+        return ""
+    return _STYLES.get(event.kind, "")
 
 
 def headline(event: Event) -> Text:
-    """The first line of an event: time, marker, a one-line summary (cropped by the view)."""
-    marker = MARKERS.get(event.kind, "•")
+    """The first line of an event: time, marker, the engine's one-line summary (cropped by the view)."""
     line = Text(no_wrap=True, overflow="ellipsis", end="")
     line.append(_time_of(event), style="dim")
-    line.append(f" {marker} ")
-    style = _STYLES.get(event.kind, "")
-    if event.kind == "phase_started":
-        line.append(f"Phase {event.index + 1}/{event.total} · {event.chapter} · {event.title}", style=style)
-    elif event.kind in ("persona_thinking", "message_sent", "agent_replied"):
-        first = event.text.strip().splitlines()[0] if event.text.strip() else ""
-        line.append(first, style=style)
-    elif event.kind == "tool_called":
-        line.append(event.name, style="bold red" if event.error else "bold")
-        line.append(f"({_args(event.arguments)})", style="dim")
-        if event.result:
-            line.append(" → ")
-            line.append(_one_line(event.result), style="red" if event.error else "")
-    elif event.kind == "evaluation_logged":
-        attempt = ", 2nd attempt" if event.attempt >= 2 else ""
-        line.append(f"[{event.effective:g}/10{attempt}]", style=score_style(event.effective))
-        line.append(f" ({event.check_id}) ")
-        line.append(_one_line(event.question or event.comment))
-    elif event.kind == "persona_compacted":
-        estimate = " (estimated)" if event.estimated else ""
-        line.append(
-            f"persona context compacted {event.tokens_before} → {event.tokens_after} tokens{estimate}",
-            style=style,
-        )
-    elif event.kind == "agent_compacted":
-        sizes = ""
-        if event.tokens_before is not None:
-            sizes = f" {event.tokens_before} → {event.tokens_after} tokens"
-        line.append(f"agent compaction in phase {event.phase_index + 1}{sizes} {event.detail}", style=style)
-    elif event.kind == "session_switched":
-        how = " (ignored by this run)" if event.ignored else ""
-        who = " by the operator" if event.by_operator else ""
-        line.append(f"new agent session{who}{how}", style=style)
-    elif event.kind == "clock_jumped":
-        line.append(f"clock jumped {event.from_time.replace('T', ' ')} → {event.to_time.replace('T', ' ')}")
-    elif event.kind == "hook_fired":
-        line.append(f"{event.hook.replace('_', ' ')}: {_one_line(event.detail)}", style=style)
-    elif event.kind == "error":
-        where = f"[{event.where}] " if event.where else ""
-        fatal = "fatal: " if event.fatal else ""
-        line.append(f"{fatal}{where}{_one_line(event.message)}", style=style)
-    elif event.kind == "operator":
-        line.append(f"operator: {event.action} {_one_line(event.detail)}", style=style)
-    elif event.kind == "status":
-        reason = f" — {event.reason}" if event.reason else ""
-        line.append(f"{event.status}{reason}", style=style)
-    elif event.kind == "run_started":
-        line.append(f"run {'resumed' if event.resumed else 'started'}: {event.benchmark} @ {event.agent}")
-    elif event.kind == "run_ended":
-        line.append(f"run ended: {event.reason} {event.detail}", style=style)
+    line.append(f" {MARKERS.get(event.kind, '•')} ")
+    for text, role in summary_parts(event):
+        line.append(text, style=_part_style(event, text, role))
     return line
 
 

@@ -8,48 +8,11 @@ import sys
 from typing import TextIO
 
 from engine.config import Config
-from engine.events import MARKERS, Event
-from engine.run_parts import TerminationReason
+from engine.event_summary import summary
+from engine.events import MARKERS, Event, TerminationReason
 from engine.scheduler import Scheduler
 
 FOLD = 400
-
-
-def describe(event: Event) -> str:
-    """One line (or a few) of text for an event, without its marker."""
-    match event.kind:
-        case "phase_started":
-            return f"phase {event.index + 1}/{event.total} — {event.chapter}: {event.title}"
-        case "persona_thinking" | "message_sent" | "agent_replied":
-            return event.text
-        case "tool_called":
-            result = event.result.replace("\n", " ")
-            args = ", ".join(f"{k}={v!r}" for k, v in event.arguments.items() if k != "text")
-            return f"{event.name}({args}) → {result}"
-        case "evaluation_logged":
-            attempt = ", 2nd attempt" if event.attempt == 2 else ""
-            return f"{event.check_id}: {event.effective:g}/10{attempt} — {event.comment}"
-        case "persona_compacted":
-            return f"persona context compacted {event.tokens_before} → {event.tokens_after} tokens"
-        case "agent_compacted":
-            return f"agent compaction in phase {event.phase_index + 1} ({event.tokens_before} → {event.tokens_after}) {event.detail}"
-        case "session_switched":
-            return "new agent session" + (" (ignored: ignore_session_break)" if event.ignored else "")
-        case "clock_jumped":
-            return f"clock {event.from_time} → {event.to_time}"
-        case "hook_fired":
-            return f"{event.hook}: {event.detail}"
-        case "error":
-            return f"{event.where}: {event.message}"
-        case "operator":
-            return f"operator {event.action} {event.detail}".strip()
-        case "status":
-            return f"status {event.status}" + (f" — {event.reason}" if event.reason else "")
-        case "run_started":
-            return f"{'resumed' if event.resumed else 'started'} {event.benchmark} @ {event.agent}"
-        case "run_ended":
-            return f"ended: {event.reason}" + (f" — {event.detail}" if event.detail else "")
-    return event.kind
 
 
 def fold(text: str, limit: int = FOLD) -> str:
@@ -65,7 +28,7 @@ class HeadlessPrinter:
 
     def on_event(self, run_id: str, event: Event) -> None:
         prefix = f"[{run_id}] " if self.many else ""
-        self.out.write(f"{prefix}{MARKERS.get(event.kind, '•')} {fold(describe(event))}\n")
+        self.out.write(f"{prefix}{MARKERS.get(event.kind, '•')} {fold(summary(event, full=True))}\n")
         if event.kind in ("phase_started", "evaluation_logged"):
             view = self.scheduler.view(run_id)
             average = f"{view.average:.2f}" if view.average is not None else "—"

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from engine.api import RunStatus, RunView
 
-STATUS_STYLES: dict[str, str] = {
+STATUS_STYLES: dict[RunStatus, str] = {
     "idle": "dim",
     "running": "bold green",
     "paused": "bold yellow",

@@ -16,6 +16,8 @@ from engine.transcript import read_events
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_BENCHMARKS = ROOT / "tests" / "benchmarks"
+FORGETFUL = "fixture_agents:ForgetfulAgent"
+"""The in-process test agent (``tests/fixture_agents.py``) as a config names it."""
 
 
 def make_config(tmp_path: Path, runs: dict[str, dict[str, Any]], benchmarks: Path = TEST_BENCHMARKS, **extra: Any) -> Config:

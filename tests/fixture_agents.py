@@ -1,6 +1,7 @@
-"""A scripted in-process test agent with a context that a new session clears and a long-term memory.
+"""Scripted in-process test agents: a context that a new session clears and a long-term memory.
 
-Named in test configs as ``fixture_agents:ForgetfulAgent`` (an outside adapter, ``package.module:Class``).
+Named in test configs as ``fixture_agents:ForgetfulAgent`` (an outside adapter, ``package.module:Class``);
+``FlakyAgent`` and ``BuggyAgent`` fail on purpose, ``ClockAgent`` and ``NoStatusAgent`` follow virtual time.
 """
 
 from __future__ import annotations
@@ -94,3 +95,32 @@ class BuggyAgent(ForgetfulAgent):
         if self.received == 5:
             raise RuntimeError("adapter bug")
         await super().send_message(text)
+
+
+class ClockAgent(ForgetfulAgent):
+    """Follows virtual time and records when it was told the time and when it was polled."""
+
+    name: ClassVar[str] = "clock-agent"
+    supports_virtual_time: ClassVar[bool] = True
+    log: ClassVar[list[tuple[str, str, str]]] = []  # (what, virtual now when called, argument)
+    think_polls: ClassVar[int] = 0  # report "thinking" on this many polls first
+
+    def __init__(self, ctx: AdapterContext) -> None:
+        super().__init__(ctx)
+        self.polls = 0
+
+    async def set_virtual_time(self, iso: str) -> None:
+        self.log.append(("set", self.ctx.clock.iso(), iso))
+
+    async def get_status(self) -> AgentStatus:
+        self.polls += 1
+        thinking = self.polls <= self.think_polls
+        self.log.append(("status", self.ctx.clock.iso(), "thinking" if thinking else "sleeping"))
+        return AgentStatus(state="thinking" if thinking else "sleeping")
+
+
+class NoStatusAgent(ClockAgent):
+    """Reports no status: the engine falls back on reply activity."""
+
+    async def get_status(self) -> None:  # type: ignore[override]
+        return None

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from engine.benchmark.facts import next_fact_id, parse_sheet, render_sheet
-from engine.benchmark.loader import load_benchmark, load_with_problems
+from engine.benchmark.loader import load_with_problems
 from engine.benchmark.model import DELETED
+from engine.benchmark.validate import load_benchmark
 
 DEMO = Path(__file__).parent.parent / "benchmarks" / "demo"
 

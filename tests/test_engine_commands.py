@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 
-from engine_helpers import events, fast, kinds, make_config
-from tests_support import FORGETFUL
+import pytest
+from engine_helpers import FORGETFUL, TEST_BENCHMARKS, events, fast, kinds, make_config
 
-from engine.build import build_run
+from engine.build import BuildError, build_run
 from engine.commands import AddFact, EditFact, NewSession, NextPhase, Pause, PersonaNote, Resume
-from engine.run_parts import TerminationReason
+from engine.events import TerminationReason
 from engine.scheduler import Scheduler
 
 
@@ -82,13 +83,6 @@ async def test_restart_from_scratch_and_view_of_a_stopped_run(tmp_path: Path) ->
 
 
 async def test_an_edited_phase_not_yet_started_is_picked_up_and_a_broken_edit_is_refused(tmp_path: Path) -> None:
-    import shutil
-
-    import pytest
-    from engine_helpers import TEST_BENCHMARKS
-
-    from engine.build import BuildError
-
     bench_root = tmp_path / "benches"
     shutil.copytree(TEST_BENCHMARKS / "full", bench_root / "full")
     config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL}}, benchmarks=bench_root)

@@ -6,11 +6,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from engine_helpers import events, kinds, make_config, play
-from tests_support import FORGETFUL
+from engine_helpers import FORGETFUL, events, kinds, make_config, play
 
+from engine.events import TerminationReason
 from engine.models.server import start_server
-from engine.run_parts import TerminationReason
 
 
 @pytest.fixture
@@ -52,7 +51,7 @@ async def test_recovery_from_every_transport_fault(tmp_path: Path, server_port: 
     run = await play(config, "r")
     assert run.termination is TerminationReason.FINISHED
     assert len(run.state.evaluations) == 5
-    assert run.p.meter.get("persona").calls > 10
+    assert run.meter.get("persona").calls > 10
 
 
 async def test_a_dead_model_puts_the_run_in_waiting_without_losing_anything(tmp_path: Path) -> None:

@@ -46,10 +46,16 @@ def test_write_is_atomic_and_leaves_no_temp_files(tmp_path: Path) -> None:
 
 def test_child_process_clock_follows_the_offset_file(tmp_path: Path) -> None:
     fake = FakeTime(tmp_path / "faketime.rc")
-    child = subprocess.Popen([sys.executable, "-c", CHILD], env=fake.env(), stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD],
+        env=fake.env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert child.stdin is not None and child.stdout is not None
     try:
+
         def sample() -> tuple[float, float]:
             child.stdin.write("\n")  # type: ignore[union-attr]
             child.stdin.flush()  # type: ignore[union-attr]

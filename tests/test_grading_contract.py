@@ -12,14 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import events, fast, kinds, make_config, play
-from tests_support import FORGETFUL
+from engine_helpers import FORGETFUL, ROOT, events, fast, kinds, make_config, play
 
 from engine.build import build_run
+from engine.events import TerminationReason
 from engine.persona.notebook import ToolError
 from engine.persona.tools import dispatch
 from engine.run import Run
-from engine.run_parts import TerminationReason
 from engine.transcript import read_events
 
 REX_FOOD = "Rex eats 250 g of dry food a day (the vet's advice)"
@@ -51,12 +50,12 @@ async def tell_pets(run: Run) -> None:
 
 
 def transcript(run: Run) -> list[Any]:
-    return list(read_events(run.p.run_dir / "transcript.jsonl"))
+    return list(read_events(run.run_dir / "transcript.jsonl"))
 
 
 async def finish(run: Run) -> None:
-    await run.writer.flush()
-    run.transcript.close()
+    await run.recorder.writer.flush()
+    run.recorder.transcript.close()
 
 
 async def test_a_check_of_a_later_phase_is_refused_with_this_phases_checks(tmp_path: Path) -> None:
@@ -199,8 +198,6 @@ async def test_a_persona_that_keeps_slipping_stops_as_stuck(tmp_path: Path) -> N
 
 
 async def test_date_templates_are_rendered_once_into_the_live_sheets(tmp_path: Path) -> None:
-    from engine_helpers import ROOT
-
     config = make_config(tmp_path, {"m": {"benchmark": "max", "agent": "chatbot"}}, benchmarks=ROOT / "benchmarks")
     run = build_run(config, "m", tune=fast)
     assert any("{{" in f.text for s in run.state.sheets.values() for f in s.live_facts())  # raw in the benchmark

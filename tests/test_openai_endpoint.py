@@ -30,9 +30,14 @@ class Endpoint:
         session = request.headers.get("X-Session-Id") or body.get("user") or "-"
         history = self.sessions.setdefault(session, [])
         history += [m["content"] for m in body["messages"] if m["role"] == "user"]
-        return web.json_response({"choices": [{"message": {"role": "assistant",
-                                                           "content": f"turn {len(history)}: {history[-1]}"}}],
-                                  "usage": {"prompt_tokens": 7, "completion_tokens": 3}})
+        return web.json_response(
+            {
+                "choices": [
+                    {"message": {"role": "assistant", "content": f"turn {len(history)}: {history[-1]}"}}
+                ],
+                "usage": {"prompt_tokens": 7, "completion_tokens": 3},
+            }
+        )
 
 
 @pytest.fixture
@@ -69,7 +74,9 @@ async def test_stateless_sends_the_whole_history(endpoint: tuple[Endpoint, str],
     assert [m["content"] for m in state.requests[-1][1]["messages"]] == ["three"]
 
 
-async def test_stateful_header_sends_only_the_new_turn(endpoint: tuple[Endpoint, str], tmp_path: Path) -> None:
+async def test_stateful_header_sends_only_the_new_turn(
+    endpoint: tuple[Endpoint, str], tmp_path: Path
+) -> None:
     state, url = endpoint
     adapter = make(tmp_path, base_url=url, model="m", mode="stateful", session_header="X-Session-Id")
     await adapter.send_message("one")
@@ -91,8 +98,9 @@ async def test_stateful_user_field(endpoint: tuple[Endpoint, str], tmp_path: Pat
     assert state.requests[-1][1]["user"] == adapter.session_id
 
 
-async def test_api_key_from_the_named_variable(endpoint: tuple[Endpoint, str], tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_api_key_from_the_named_variable(
+    endpoint: tuple[Endpoint, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     state, url = endpoint
     adapter = make(tmp_path, base_url=url, model="m", api_key_env="MMB_TEST_ENDPOINT_KEY")
     monkeypatch.delenv("MMB_TEST_ENDPOINT_KEY", raising=False)
@@ -130,8 +138,14 @@ async def test_the_agents_token_usage_is_recorded(endpoint: tuple[Endpoint, str]
 
     _, url = endpoint
     seen: list[Usage] = []
-    ctx = AdapterContext("r", tmp_path, {"base_url": url, "model": "m"}, ManualClock(), lambda name: None,  # type: ignore[arg-type,return-value]
-                         record_usage=seen.append)
+    ctx = AdapterContext(
+        "r",
+        tmp_path,
+        {"base_url": url, "model": "m"},
+        ManualClock(),
+        lambda name: None,  # type: ignore[arg-type,return-value]
+        record_usage=seen.append,
+    )
     adapter = OpenAIEndpointAdapter(ctx)
     await adapter.send_message("one")
     await adapter.send_message("two")

@@ -14,10 +14,9 @@ from engine_helpers import ROOT, fast, kinds, make_config, play
 
 from engine.build import build_run
 from engine.commands import NextPhase
-from engine.events import Event, PhaseStarted
+from engine.events import Event, PhaseStarted, TerminationReason
 from engine.models.scripted_persona import SLIPS
 from engine.run import Run
-from engine.run_parts import TerminationReason
 from engine.transcript import read_events
 
 BENCHMARKS = ROOT / "benchmarks"
@@ -60,7 +59,7 @@ async def test_a_slip_is_refused_and_the_agents_grades_stay_the_clean_runs(
     tmp_path: Path, slip: str, clean: dict[str, float]
 ) -> None:
     run = await play_max(tmp_path, f"scripted/persona?slips={slip}")
-    evts = list(read_events(run.p.run_dir / "transcript.jsonl"))
+    evts = list(read_events(run.run_dir / "transcript.jsonl"))
     noticed = [e.result for e in kinds(evts, "tool_called") if e.error] + [
         f"echo guard {e.detail}" for e in kinds(evts, "hook_fired")]
     assert any(NOTICED[slip] in text for text in noticed), f"{slip} was never refused"
@@ -75,15 +74,16 @@ async def test_a_slip_is_refused_and_the_agents_grades_stay_the_clean_runs(
 
 
 async def test_a_skipped_chapter_becomes_persona_faults_out_of_the_agents_score(tmp_path: Path) -> None:
-    def skip_chapter_8(run_id: str, event: Event) -> None:
-        if isinstance(event, PhaseStarted) and event.chapter == "chapter8.md":
-            holder["run"].command(NextPhase(force=True))
+    class SkipChapter8:
+        def on_event(self, run_id: str, event: Event) -> None:
+            if isinstance(event, PhaseStarted) and event.chapter == "chapter8.md":
+                holder["run"].command(NextPhase(force=True))
 
     holder: dict[str, Run] = {}
     config = make_config(tmp_path, {"max": {"benchmark": "max", "agent": "chatbot"}}, benchmarks=BENCHMARKS)
     run = build_run(config, "max", tune=fast)
     holder["run"] = run
-    run.p.emit_hooks.append(skip_chapter_8)
+    run.observers.append(SkipChapter8())
     assert await run.run() is TerminationReason.FINISHED
     faults = {cid: e.persona_fault for cid, e in run.state.evaluations.items() if e.persona_fault}
     assert "20.3" in faults and "health 3.1" in faults["20.3"]  # vitamin D stayed at 2000 IU in the sheet

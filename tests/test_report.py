@@ -9,36 +9,36 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from engine_helpers import TEST_BENCHMARKS, fast, make_config, play
-from tests_support import FORGETFUL
+from engine_helpers import FORGETFUL, TEST_BENCHMARKS, fast, make_config, play
 
 from engine.build import build_run
 from engine.config import Config
+from engine.events import EvaluationLogged, TerminationReason
 from engine.provenance import benchmark_hash, project_version
 from engine.report import REPLY_CROP, format_entry
 from engine.report_entries import parse_report_entries
 from engine.run import Run
-from engine.run_parts import TerminationReason
-from engine.state import EvaluationRecord
 
 FULL_CHECKS = ["1.1", "2.1", "2.2", "2.3", "2.4"]  # the planned checks of tests/benchmarks/full
 
 
 def _built(config: Config, run_id: str = "r") -> Run:
     run = build_run(config, run_id, tune=fast)
-    run.transcript.close()  # these runs are only formatted, never played
+    run.recorder.transcript.close()  # these runs are only formatted, never played
     return run
 
 
-def _graded(check_id: str, score: float, **extra: Any) -> EvaluationRecord:
-    return EvaluationRecord(check_id=check_id, score=score, attempt=1, effective=score, **extra)
+def _graded(check_id: str, score: float, **extra: Any) -> EvaluationLogged:
+    if "transcript_n" in extra:
+        extra["n"] = extra.pop("transcript_n")
+    return EvaluationLogged(check_id=check_id, score=score, attempt=1, effective=score, **extra)
 
 
-def _entry_of(run: Run, **evaluations: EvaluationRecord) -> str:
+def _entry_of(run: Run, **evaluations: EvaluationLogged) -> str:
     run.state.evaluations = {e.check_id: e for e in evaluations.values()}
     run.termination = TerminationReason.FINISHED
     run.state.finished = True
-    return format_entry(run)
+    return format_entry(run.summary())
 
 
 def _line(entry: str, prefix: str) -> str:
@@ -117,13 +117,13 @@ def test_changing_one_chapter_changes_the_benchmark_hash(tmp_path: Path) -> None
     bench_root = tmp_path / "benches"
     shutil.copytree(TEST_BENCHMARKS / "full", bench_root / "full")
     config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL}}, benchmarks=bench_root)
-    before = _built(config).p
+    before = _built(config).provenance
     assert before.benchmark_hash == benchmark_hash(TEST_BENCHMARKS / "full")  # paths and bytes, not the location
     (bench_root / "full" / ".chapter2.md.swp").write_text("editor droppings")
     assert benchmark_hash(bench_root / "full") == before.benchmark_hash
     chapter = bench_root / "full" / "chapter2.md"
     chapter.write_text(chapter.read_text().replace("Rex", "Rexy", 1))
-    after = _built(config).p
+    after = _built(config).provenance
     assert after.benchmark_hash != before.benchmark_hash
     assert after.config_hash == before.config_hash  # the config did not change
 
@@ -131,7 +131,7 @@ def test_changing_one_chapter_changes_the_benchmark_hash(tmp_path: Path) -> None
 def _config_hash(tmp_path: Path, name: str, run: dict[str, Any], **extra: Any) -> str:
     folder = tmp_path / name
     folder.mkdir()
-    return _built(make_config(folder, {"r": run}, **extra)).p.config_hash
+    return _built(make_config(folder, {"r": run}, **extra)).provenance.config_hash
 
 
 def test_the_config_hash_follows_compaction_hooks_time_and_the_agents_model(tmp_path: Path) -> None:
@@ -165,11 +165,11 @@ async def test_a_played_run_names_everything_it_was_produced_with(tmp_path: Path
     text = (config.results_path() / "report.md").read_text()
     entry = parse_report_entries(text)[0]
     assert (entry.benchmark_hash, entry.config_hash, entry.prompt_hash) == (
-        run.p.benchmark_hash, run.p.config_hash, run.p.prompt_hash
+        run.provenance.benchmark_hash, run.provenance.config_hash, run.provenance.prompt_hash
     )
     assert entry.version == project_version() != "?"
     assert entry.agent_model == "scripted/recall" and entry.persona_model == "scripted/persona"
-    assert f"📊 Benchmark: full · content {run.p.benchmark_hash} · MarathonMemBench {entry.version}" in text
+    assert f"📊 Benchmark: full · content {run.provenance.benchmark_hash} · MarathonMemBench {entry.version}" in text
     assert "📊 Agent: chatbot · model scripted/recall" in text
     assert run.state.persona_compactions > 0 and f"📊 Persona compactions: {run.state.persona_compactions}" in text
     assert entry.score is not None and entry.incomplete == ""
@@ -180,11 +180,11 @@ async def test_a_virtual_time_run_is_dated_by_the_wall_clock(tmp_path: Path) -> 
     config = make_config(tmp_path, {"d": {"benchmark": "days", "agent": "chatbot"}})
     before = datetime.now(UTC).replace(second=0, microsecond=0)
     run = build_run(config, "d", tune=fast)
-    run.transcript.close()
+    run.recorder.transcript.close()
     run.termination = TerminationReason.STOPPED
     run.state.reason = "stopped"
     assert run.clock.now().year == 2026 and run.clock.now().month == 3  # virtual: the benchmark's 1 March
-    entry = format_entry(run)
+    entry = format_entry(run.summary())
     after = datetime.now(UTC)
     header = entry.splitlines()[0]
     stamp = datetime.strptime(header.split(" UTC ")[0], "## %Y-%m-%d %H:%M").replace(tzinfo=UTC)
@@ -203,13 +203,13 @@ def test_every_unfinished_end_is_marked_incomplete_with_its_coverage(tmp_path: P
         (TerminationReason.CRASHED, "KeyError: 'x'"),
     ]:
         run.termination, run.state.reason = reason, why
-        entry = format_entry(run)
+        entry = format_entry(run.summary())
         assert f"📊 Incomplete: {reason.value} — {why} · phases started 1/3 · checks graded so far 1/5" in entry
         assert "Score: 2.00/10 over 5 planned checks (graded 1, ungraded 4 counted as 0)" in entry
         parsed = parse_report_entries(entry)[0]
         assert (parsed.incomplete, parsed.incomplete_reason) == (reason.value, why)
     run.termination = TerminationReason.FINISHED
-    assert "Incomplete" not in format_entry(run)
+    assert "Incomplete" not in format_entry(run.summary())
 
 
 async def test_a_crashed_run_gets_an_entry_marked_incomplete(tmp_path: Path) -> None:
@@ -247,4 +247,4 @@ def test_old_entries_still_parse_beside_new_ones(tmp_path: Path) -> None:
     assert (answer.got, answer.persona, answer.comment, answer.transcript_n) == ("69 kg", "", "misremembered", 31)
     assert fresh.run_id == "r" and fresh.date.endswith(" UTC")
     assert fresh.imperfect[0].got == "Your vet is Dr Who." and fresh.imperfect[0].persona == "Dr Who"
-    assert fresh.score == 0.0 and fresh.config_hash == run.p.config_hash
+    assert fresh.score == 0.0 and fresh.config_hash == run.provenance.config_hash

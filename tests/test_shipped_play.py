@@ -8,7 +8,7 @@ from pathlib import Path
 
 from engine_helpers import ROOT, fast, make_config
 
-from engine.run_parts import TerminationReason
+from engine.events import TerminationReason
 from engine.scheduler import Scheduler
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest_tui import Scene, no_blinking_cursor, scene, settle  # noqa: F401
+from tui_fakes import Scene, settle
 
 from engine.commands import AddFact, EditFact, NewSession, NextPhase, Pause, PersonaNote, Resume
 from engine.events import AgentReplied, ErrorOccurred, MessageSent
@@ -13,11 +13,11 @@ from mmb_tui.widgets.runs_table import RunsTable
 from mmb_tui.widgets.transcript_view import TranscriptView
 
 
-def _operator_actions(scene: Scene, run_id: str) -> list[str]:  # noqa: F811
+def _operator_actions(scene: Scene, run_id: str) -> list[str]:
     return [str(e["action"]) for e in scene.engine.transcript_events(run_id) if e["kind"] == "operator"]
 
 
-async def test_pause_and_resume_send_commands_recorded_in_the_transcript(scene: Scene) -> None:  # noqa: F811
+async def test_pause_and_resume_send_commands_recorded_in_the_transcript(scene: Scene) -> None:
     app = scene.app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("p")
@@ -33,7 +33,7 @@ async def test_pause_and_resume_send_commands_recorded_in_the_transcript(scene: 
         assert "running" in str(app.query_one(RunsTable).get_cell("chatbot-1", "status"))
 
 
-async def test_start_and_restart_with_confirmation(scene: Scene) -> None:  # noqa: F811
+async def test_start_and_restart_with_confirmation(scene: Scene) -> None:
     scene.engine.set_status("hermes-1", "idle")
     app = scene.app()
     async with app.run_test(size=(80, 24)) as pilot:
@@ -54,7 +54,7 @@ async def test_start_and_restart_with_confirmation(scene: Scene) -> None:  # noq
         assert [e.kind for e in view.events] == ["status"]  # the old transcript is gone
 
 
-async def test_next_phase_shows_gates_and_overrides_only_after_confirmation(scene: Scene) -> None:  # noqa: F811
+async def test_next_phase_shows_gates_and_overrides_only_after_confirmation(scene: Scene) -> None:
     app = scene.app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("n")
@@ -70,7 +70,7 @@ async def test_next_phase_shows_gates_and_overrides_only_after_confirmation(scen
         assert _operator_actions(scene, "chatbot-1") == ["next_phase", "next_phase"]
 
 
-async def test_fact_editor_edits_and_adds_facts(scene: Scene) -> None:  # noqa: F811
+async def test_fact_editor_edits_and_adds_facts(scene: Scene) -> None:
     app = scene.app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("e")
@@ -94,7 +94,7 @@ async def test_fact_editor_edits_and_adds_facts(scene: Scene) -> None:  # noqa: 
         assert _operator_actions(scene, "chatbot-1") == ["edit_fact", "add_fact"]
 
 
-async def test_new_session_asks_and_note_reaches_the_persona(scene: Scene) -> None:  # noqa: F811
+async def test_new_session_asks_and_note_reaches_the_persona(scene: Scene) -> None:
     app = scene.app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("N", "y")
@@ -104,7 +104,7 @@ async def test_new_session_asks_and_note_reaches_the_persona(scene: Scene) -> No
         assert _operator_actions(scene, "chatbot-1") == ["new_session", "persona_note"]
 
 
-async def test_quitting_mid_run_asks_then_stops_all(scene: Scene) -> None:  # noqa: F811
+async def test_quitting_mid_run_asks_then_stops_all(scene: Scene) -> None:
     app = scene.app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("q")
@@ -118,7 +118,7 @@ async def test_quitting_mid_run_asks_then_stops_all(scene: Scene) -> None:  # no
     assert not app.is_running
 
 
-async def test_live_events_follow_the_tail_only_at_the_bottom(scene: Scene) -> None:  # noqa: F811
+async def test_live_events_follow_the_tail_only_at_the_bottom(scene: Scene) -> None:
     app = scene.app()
     async with app.run_test(size=(80, 24)) as pilot:
         view = app.query_one("#column-0 TranscriptView", TranscriptView)
@@ -144,7 +144,7 @@ async def test_live_events_follow_the_tail_only_at_the_bottom(scene: Scene) -> N
         assert view.following and view.scroll_y == view.max_scroll_y
 
 
-async def test_filters_and_folding(scene: Scene) -> None:  # noqa: F811
+async def test_filters_and_folding(scene: Scene) -> None:
     app = scene.app()
     async with app.run_test(size=(80, 24)) as pilot:
         view = app.query_one("#column-0 TranscriptView", TranscriptView)
@@ -163,7 +163,7 @@ async def test_filters_and_folding(scene: Scene) -> None:  # noqa: F811
         assert view.filter_mode == "errors" and view.virtual_size.height == 2
 
 
-async def test_report_answer_opens_the_transcript_at_the_evaluation(scene: Scene) -> None:  # noqa: F811
+async def test_report_answer_opens_the_transcript_at_the_evaluation(scene: Scene) -> None:
     app = scene.app()
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("r", *["down"] * 5, "o")
@@ -175,7 +175,7 @@ async def test_report_answer_opens_the_transcript_at_the_evaluation(scene: Scene
         assert view.has_focus
 
 
-async def test_split_view_shows_each_run_in_its_own_column(scene: Scene) -> None:  # noqa: F811
+async def test_split_view_shows_each_run_in_its_own_column(scene: Scene) -> None:
     app = scene.app()
     async with app.run_test(size=(200, 50)) as pilot:
         columns = [c for c in app.main.query("RunColumn") if c.display]
@@ -189,7 +189,7 @@ async def test_split_view_shows_each_run_in_its_own_column(scene: Scene) -> None
         assert len([c for c in pilot.app.query("RunColumn") if c.display]) == 1
 
 
-async def test_t_switches_between_dark_and_light_themes(scene: Scene) -> None:  # noqa: F811
+async def test_t_switches_between_dark_and_light_themes(scene: Scene) -> None:
     app = scene.app()
     async with app.run_test(size=(80, 24)) as pilot:
         first = app.theme

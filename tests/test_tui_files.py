@@ -6,8 +6,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from conftest_tui import Scene, no_blinking_cursor, scene, settle, wait_until  # noqa: F401
-from tui_fakes import REPORT_MD, write_config
+from tui_fakes import REPORT_MD, Scene, settle, wait_until, write_config
 
 from engine.events import MessageSent
 from engine.report_entries import load_report, parse_report_entries
@@ -15,7 +14,7 @@ from mmb_tui.transcript_files import read_tail_events
 from mmb_tui.widgets.runs_table import RunsTable
 
 
-async def test_invalid_config_edit_shows_the_error_and_stops_nothing(scene: Scene) -> None:  # noqa: F811
+async def test_invalid_config_edit_shows_the_error_and_stops_nothing(scene: Scene) -> None:
     app = scene.app()
     async with app.run_test(size=(80, 24)) as pilot:
         scene.config_path.write_text('{"runs": {"x": {"benchmark": "demo"}}}', encoding="utf-8")
@@ -33,7 +32,7 @@ async def test_invalid_config_edit_shows_the_error_and_stops_nothing(scene: Scen
         assert not banner.has_class("-visible")
 
 
-async def test_the_watcher_reloads_on_a_real_file_change(scene: Scene) -> None:  # noqa: F811
+async def test_the_watcher_reloads_on_a_real_file_change(scene: Scene) -> None:
     app = scene.app(watch=True)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause(0.3)  # let inotify settle before the write
@@ -44,7 +43,7 @@ async def test_the_watcher_reloads_on_a_real_file_change(scene: Scene) -> None: 
     await asyncio.sleep(0)
 
 
-async def test_diagnostics_go_to_the_log_file(scene: Scene) -> None:  # noqa: F811
+async def test_diagnostics_go_to_the_log_file(scene: Scene) -> None:
     app = scene.app()
     async with app.run_test(size=(80, 24)) as pilot:
         scene.config_path.write_text("{ not json", encoding="utf-8")

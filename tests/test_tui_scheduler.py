@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest_tui import no_blinking_cursor, settle, wait_until  # noqa: F401
 from engine_helpers import fast
+from tui_fakes import settle, wait_until
 
 from engine.clock import ManualClock
 from engine.config import load_config

@@ -4,40 +4,40 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest_tui import Scene, no_blinking_cursor, scene  # noqa: F401
 from textual.pilot import Pilot
+from tui_fakes import Scene
 
 from mmb_tui.screens.main_screen import MainScreen
 
 
-def test_main_screen_80x24(snap_compare: Any, scene: Scene) -> None:  # noqa: F811
+def test_main_screen_80x24(snap_compare: Any, scene: Scene) -> None:
     assert snap_compare(scene.app(), terminal_size=(80, 24))
 
 
-def test_main_screen_200x50_three_runs_side_by_side(snap_compare: Any, scene: Scene) -> None:  # noqa: F811
+def test_main_screen_200x50_three_runs_side_by_side(snap_compare: Any, scene: Scene) -> None:
     assert snap_compare(scene.app(), terminal_size=(200, 50))
 
 
-def test_phase_pane_with_untold_facts(snap_compare: Any, scene: Scene) -> None:  # noqa: F811
+def test_phase_pane_with_untold_facts(snap_compare: Any, scene: Scene) -> None:
     assert snap_compare(scene.app(), terminal_size=(100, 48), press=["v"])
 
 
-def test_fact_editor(snap_compare: Any, scene: Scene) -> None:  # noqa: F811
+def test_fact_editor(snap_compare: Any, scene: Scene) -> None:
     assert snap_compare(
         scene.app(), terminal_size=(80, 24), press=["e", *"family", "tab", *"2.4", "tab", *"Tom is allergic"]
     )
 
 
-def test_report_browser_with_an_expanded_imperfect_answer(snap_compare: Any, scene: Scene) -> None:  # noqa: F811
+def test_report_browser_with_an_expanded_imperfect_answer(snap_compare: Any, scene: Scene) -> None:
     # newest entry expanded; down to its first imperfect answer and open it
     assert snap_compare(scene.app(), terminal_size=(100, 32), press=["r", *["down"] * 5, "enter"])
 
 
-def test_help_screen(snap_compare: Any, scene: Scene) -> None:  # noqa: F811
+def test_help_screen(snap_compare: Any, scene: Scene) -> None:
     assert snap_compare(scene.app(), terminal_size=(90, 40), press=["question_mark"])
 
 
-def test_expanded_evaluation_in_the_transcript(snap_compare: Any, scene: Scene) -> None:  # noqa: F811
+def test_expanded_evaluation_in_the_transcript(snap_compare: Any, scene: Scene) -> None:
     async def open_answer(pilot: Pilot[None]) -> None:
         await pilot.pause()
         screen = pilot.app.screen

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.benchmark.loader import load_benchmark
 from engine.benchmark.model import BenchmarkError, Problem
-from engine.benchmark.validate import main_validate, summary, validate_benchmark
+from engine.benchmark.validate import load_benchmark, main_validate, summary, validate_benchmark
 
 BROKEN = Path(__file__).parent / "broken_benchmarks"
 DEMO = Path(__file__).parent.parent / "benchmarks" / "demo"

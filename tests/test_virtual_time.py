@@ -5,20 +5,18 @@ from __future__ import annotations
 import asyncio
 from datetime import date, datetime, time
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 from engine_helpers import ROOT, events, kinds, make_config
-from fixture_agents import ForgetfulAgent
+from fixture_agents import ClockAgent
 
-from adapters.base import AdapterContext, AgentStatus
 from engine.build import BuildError, build_run
-from engine.events import ClockJumped
+from engine.events import ClockJumped, TerminationReason
 from engine.persona.context import build_system_prompt, drop_section
 from engine.persona.notebook import ToolError
 from engine.persona.tools import TOOL_NAMES, tool_schemas
 from engine.phases import WaitTarget, now_line, parse_wait_target
-from engine.run_parts import RunSettings, TerminationReason
+from engine.run_parts import RunSettings
 
 
 def quick(settings: RunSettings) -> None:
@@ -28,33 +26,6 @@ def quick(settings: RunSettings) -> None:
     settings.agent_quiet_seconds = 0.05
     settings.agent_poll_seconds = 0.001
     settings.fault_backoff = 0.01
-
-
-class ClockAgent(ForgetfulAgent):
-    """Follows virtual time and records when it was told the time and when it was polled."""
-
-    name: ClassVar[str] = "clock-agent"
-    supports_virtual_time: ClassVar[bool] = True
-    log: ClassVar[list[tuple[str, str, str]]] = []  # (what, virtual now when called, argument)
-    think_polls: ClassVar[int] = 0  # report "thinking" on this many polls first
-
-    def __init__(self, ctx: AdapterContext) -> None:
-        super().__init__(ctx)
-        self.polls = 0
-
-    async def set_virtual_time(self, iso: str) -> None:
-        self.log.append(("set", self.ctx.clock.iso(), iso))
-
-    async def get_status(self) -> AgentStatus:
-        self.polls += 1
-        thinking = self.polls <= self.think_polls
-        self.log.append(("status", self.ctx.clock.iso(), "thinking" if thinking else "sleeping"))
-        return AgentStatus(state="thinking" if thinking else "sleeping")
-
-
-class NoStatusAgent(ClockAgent):
-    async def get_status(self) -> None:  # type: ignore[override]
-        return None
 
 
 @pytest.fixture(autouse=True)
@@ -97,7 +68,7 @@ async def test_time_gate_blocks_then_allows_and_the_date_line_fixes_the_day(tmp_
 
 
 async def test_set_virtual_time_reaches_the_agent_before_each_jump(tmp_path: Path) -> None:
-    config = make_config(tmp_path, {"d": {"benchmark": "days", "agent": "fixture_agents_vt:ClockAgent"}})
+    config = make_config(tmp_path, {"d": {"benchmark": "days", "agent": "fixture_agents:ClockAgent"}})
     run = build_run(config, "d", tune=quick)
     assert await run.run() is TerminationReason.FINISHED
     jumps = [e for e in events(config, "d") if isinstance(e, ClockJumped)]
@@ -110,7 +81,7 @@ async def test_set_virtual_time_reaches_the_agent_before_each_jump(tmp_path: Pat
 
 async def test_no_jump_while_the_agent_is_thinking(tmp_path: Path) -> None:
     ClockAgent.think_polls = 30
-    config = make_config(tmp_path, {"d": {"benchmark": "days", "agent": "fixture_agents_vt:ClockAgent"}})
+    config = make_config(tmp_path, {"d": {"benchmark": "days", "agent": "fixture_agents:ClockAgent"}})
     run = build_run(config, "d", tune=quick)
     await run._initialise()
     await run.tool_wait("20:05")
@@ -123,7 +94,7 @@ async def test_no_jump_while_the_agent_is_thinking(tmp_path: Path) -> None:
 
 
 async def test_without_get_status_idle_means_no_reply_activity(tmp_path: Path) -> None:
-    config = make_config(tmp_path, {"d": {"benchmark": "days", "agent": "fixture_agents_vt:NoStatusAgent"}})
+    config = make_config(tmp_path, {"d": {"benchmark": "days", "agent": "fixture_agents:NoStatusAgent"}})
     run = build_run(config, "d", tune=quick)
     await run._initialise()
     result = await run.tool_wait("2026-03-02 07:30")
@@ -133,7 +104,7 @@ async def test_without_get_status_idle_means_no_reply_activity(tmp_path: Path) -
 
 
 async def test_short_sleeps_are_not_skipped(tmp_path: Path) -> None:
-    config = make_config(tmp_path, {"d": {"benchmark": "days", "agent": "fixture_agents_vt:ClockAgent"}})
+    config = make_config(tmp_path, {"d": {"benchmark": "days", "agent": "fixture_agents:ClockAgent"}})
 
     def slow_skip(settings: RunSettings) -> None:
         quick(settings)
@@ -187,7 +158,7 @@ async def test_wait_is_refused_in_real_time_scenarios(tmp_path: Path) -> None:
 async def test_a_wait_to_the_start_minute_called_just_after_it_is_now(tmp_path: Path) -> None:
     """``benchmarks/multiday`` starts at 20:00 and its first action is at 20:00: the persona's first
     ``wait("20:00")`` comes a few milliseconds after 20:00 and must not mean 20:00 tomorrow."""
-    config = make_config(tmp_path, {"md": {"benchmark": "multiday", "agent": "fixture_agents_vt:ClockAgent"}},
+    config = make_config(tmp_path, {"md": {"benchmark": "multiday", "agent": "fixture_agents:ClockAgent"}},
                          benchmarks=ROOT / "benchmarks")
     run = build_run(config, "md", tune=quick)
     await run._initialise()
@@ -203,7 +174,7 @@ async def test_a_wait_to_the_start_minute_called_just_after_it_is_now(tmp_path: 
 
 
 async def test_a_wait_to_a_past_datetime_says_so_and_sleeps_nothing(tmp_path: Path) -> None:
-    config = make_config(tmp_path, {"d": {"benchmark": "days", "agent": "fixture_agents_vt:ClockAgent"}})
+    config = make_config(tmp_path, {"d": {"benchmark": "days", "agent": "fixture_agents:ClockAgent"}})
     run = build_run(config, "d", tune=quick)
     await run._initialise()
     before = run.clock.now()

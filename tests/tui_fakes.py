@@ -1,14 +1,21 @@
-"""A small fake engine implementing ``EngineApi`` for TUI tests and the transcript benchmark.
+"""What the TUI tests share: a fake engine, a fixed mid-run scene, and Pilot helpers.
 
-It records every command and call, writes events to ``results/<id>/transcript.jsonl`` like the real
-engine, and records each command in the transcript as an ``OperatorActed`` event.
+``FakeEngine`` implements ``EngineApi`` for the TUI tests and the transcript benchmark
+(``bench/tui_transcript.py``): it records every command and call, writes events to
+``results/<id>/transcript.jsonl`` like the real engine, and records each command in the transcript as an
+``OperatorActed`` event. ``Scene`` is what the ``scene`` fixture (``tests/conftest.py``) hands a test;
+``settle`` and ``wait_until`` let the app run without sleeping.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+
+from textual.pilot import Pilot
 
 from engine.api import CheckView, Observer, RunView
 from engine.benchmark.model import Check, Fact
@@ -29,6 +36,8 @@ from engine.events import (
     StatusChanged,
     ToolCalled,
 )
+from mmb_tui.app import MmbApp, make_app
+from mmb_tui.widgets.transcript_view import TranscriptView
 
 
 class FakeEngine:
@@ -347,3 +356,40 @@ def write_config(folder: Path, run_ids: list[str]) -> Path:
         encoding="utf-8",
     )
     return path
+
+
+# ---- the scene a test gets, and running the app without sleeping -------------------------------------
+
+
+@dataclass
+class Scene:
+    """Three runs mid-run on a ``FakeEngine``, with their config file and results folder."""
+
+    folder: Path
+    engine: FakeEngine
+    config_path: Path
+
+    @property
+    def results(self) -> Path:
+        return self.folder / "results"
+
+    def app(self, *, watch: bool = False) -> MmbApp:
+        return make_app(self.engine, self.config_path, clock_frozen=True, watch=watch)
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    """Flush coalesced transcript repaints and let messages run (no sleeping)."""
+    await pilot.pause()
+    for view in pilot.app.query(TranscriptView):
+        view.flush()
+    for screen in pilot.app.screen_stack:
+        for view in screen.query(TranscriptView):
+            view.flush()
+    await pilot.pause()
+
+
+async def wait_until(pilot: Pilot[None], predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Let the app run until ``predicate`` holds (for the real engine's asynchronous runs)."""
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await pilot.pause(0.01)

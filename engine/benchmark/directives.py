@@ -18,7 +18,7 @@ import re
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from engine.benchmark.facts import next_fact_id
 from engine.benchmark.model import Benchmark, Fact, Phase, Sheet
@@ -88,7 +88,7 @@ def cached(name: str, bench: Benchmark, compute: Callable[[Benchmark], T]) -> T:
     key = (name, id(bench))
     hit = _CACHE.get(key)
     if hit is not None and hit[0]() is bench:
-        return hit[1]  # type: ignore[no-any-return]
+        return cast(T, hit[1])
     value = compute(bench)
     _CACHE[key] = (weakref.ref(bench), value)
     weakref.finalize(bench, _CACHE.pop, key, None)

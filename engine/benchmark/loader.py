@@ -29,7 +29,7 @@ from typing import Any
 import json5
 
 from engine.benchmark.facts import parse_sheet
-from engine.benchmark.model import CHECK_TYPES, TRAP_TYPES, Benchmark, BenchmarkError, Check, Phase, Problem
+from engine.benchmark.model import CHECK_TYPES, TRAP_TYPES, Benchmark, Check, Phase, Problem
 from engine.benchmark.templates import find_template_problems
 
 CONFIG_KEYS = ("chapters", "time_master", "time_gate", "start_time", "title", "description")
@@ -46,16 +46,6 @@ _TYPES = re.compile(r"\[([^\]]*)\]\s*")
 _ANSWER = re.compile(r"correct answer:", re.IGNORECASE)
 _Reporter = Callable[[int, str], None]  # (line, message)
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-
-
-def load_benchmark(path: Path) -> Benchmark:
-    """The benchmark at ``path``; raises ``BenchmarkError`` with every problem ``validate_benchmark`` finds."""
-    from engine.benchmark.validate import validate_benchmark  # validate builds on this module
-
-    bench, problems = validate_benchmark(path)
-    if problems or bench is None:
-        raise BenchmarkError(problems or [Problem(file=str(path), message="cannot load benchmark")])
-    return bench
 
 
 def load_with_problems(path: Path) -> tuple[Benchmark | None, list[Problem]]:

@@ -18,11 +18,19 @@ from engine.benchmark.directives import directive_text, phase_lines, replay_prob
 from engine.benchmark.facts import is_fact_id
 from engine.benchmark.jsblock import dry_run_block
 from engine.benchmark.loader import load_with_problems
-from engine.benchmark.model import CHECK_TYPES, Benchmark, Phase, Problem
+from engine.benchmark.model import CHECK_TYPES, Benchmark, BenchmarkError, Phase, Problem
 
 _SHEET_MENTION = re.compile(r"`([\w-]+)` sheet")
 _EDIT = re.compile(r"Edit (\S+) (\S+):")
 _ADD = re.compile(r"Add to (\S+) category (\S+):")
+
+
+def load_benchmark(path: Path) -> Benchmark:
+    """The benchmark at ``path``, checked; raises ``BenchmarkError`` with every problem found."""
+    bench, problems = validate_benchmark(path)
+    if problems or bench is None:
+        raise BenchmarkError(problems or [Problem(file=str(path), message="cannot load benchmark")])
+    return bench
 
 
 def validate_benchmark(path: Path) -> tuple[Benchmark | None, list[Problem]]:

@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any
 
 from engine.models.base import Message
 from engine.models.tokens import count_tokens, is_estimate
@@ -102,3 +103,25 @@ def compact(
     if after >= before:  # the current phase alone is over the limit: a cut would only swap the note
         return None
     return Compacted(new_messages, sorted(set(new_starts)), before, after, is_estimate())
+
+
+def pending_tool_calls(messages: list[Message]) -> list[dict[str, Any]]:
+    """Tool calls of the last assistant message that have no result yet (after a kill, say)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message["role"] == "assistant":
+            answered = {m.get("tool_call_id") for m in messages[index + 1 :] if m["role"] == "tool"}
+            return [c for c in message.get("tool_calls") or [] if c["id"] not in answered]
+        if message["role"] == "user":
+            return []
+    return []
+
+
+def recent_replies(messages: list[Message], reply_prefix: str) -> list[str]:
+    """The agent's replies among the last messages of the context (what an echo would copy)."""
+    replies: list[str] = []
+    for message in reversed(messages[-12:]):
+        content = message.get("content") or ""
+        if message["role"] in ("tool", "user") and isinstance(content, str) and content.startswith(reply_prefix):
+            replies.append(content.split("\n\n", 1)[-1])
+    return replies

@@ -51,3 +51,21 @@ def imitates_agent(completion: Completion, recent_replies: list[str]) -> str | N
                 if reply in text or (matcher.quick_ratio() > 0.9 and matcher.ratio() > 0.9):
                     return "the output repeats an agent reply"
     return None
+
+
+class SlipStreak:
+    """Consecutive persona turns that did nothing (echo, empty, plain text): enough in a row, it is stuck."""
+
+    def __init__(self) -> None:
+        self.kinds: list[str] = []
+
+    def add(self, kind: str) -> None:
+        self.kinds.append(kind)
+
+    def clear(self) -> None:
+        self.kinds.clear()
+
+    def stuck_reason(self, limit: int) -> str:
+        if len(self.kinds) < limit:
+            return ""
+        return f"persona stuck ({len(self.kinds)} turns in a row without a valid tool call: {', '.join(sorted(set(self.kinds)))})"

@@ -22,8 +22,13 @@ async def adapter_factory(cls: type[A], run_id: str, tmp_path: Path) -> AsyncIte
     made: list[A] = []
 
     def factory(**options: Any) -> A:
-        ctx = AdapterContext(run_id=run_id, run_dir=tmp_path / "run", options=options, clock=Clock(),
-                             make_model=lambda name: None)  # type: ignore[arg-type,return-value]
+        ctx = AdapterContext(
+            run_id=run_id,
+            run_dir=tmp_path / "run",
+            options=options,
+            clock=Clock(),
+            make_model=lambda name: None,
+        )  # type: ignore[arg-type,return-value]
         adapter = cls(ctx)
         made.append(adapter)
         return adapter

@@ -62,11 +62,15 @@ def test_scripted_run_end_to_end(agent: str, tmp_path: Path) -> None:
     # `mmb-tui run --headless` as a user runs it (a subprocess: the headless printer binds sys.stdout once)
     done = subprocess.run(
         [sys.executable, "-m", "mmb_tui.cli", "--config", str(config), "run", "smoke", "--headless"],
-        cwd=ROOT, capture_output=True, text=True, timeout=900, check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
     )
     out = done.stdout
     assert done.returncode == 0, (out + done.stderr)[-4000:]
-    assert "⏹️ ended: finished" in out
+    assert "ended: finished" in out  # the headless line "⏹️ run ended: finished"
     assert "🔄" in out  # the new agent session of phase 2 (the adapter's start_new_conversation)
 
     report = (tmp_path / "results" / "report.md").read_text(encoding="utf-8")

@@ -153,8 +153,9 @@ def _fake_hermes(tmp_path: Path, behaviour: str) -> Path:
     return script
 
 
-async def test_failing_start_raises_with_the_reason(make_adapter: Factory, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_failing_start_raises_with_the_reason(
+    make_adapter: Factory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("adapters.hermes.hermes_executable", lambda: _fake_hermes(tmp_path, "fail"))
     adapter = make_adapter()
     with pytest.raises(AdapterError, match="boom: cannot start"):
@@ -162,7 +163,9 @@ async def test_failing_start_raises_with_the_reason(make_adapter: Factory, tmp_p
     assert not adapter.process.alive()
 
 
-async def test_garbage_reply_raises(make_adapter: Factory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_garbage_reply_raises(
+    make_adapter: Factory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("adapters.hermes.hermes_executable", lambda: _fake_hermes(tmp_path, "garbage"))
     adapter = make_adapter()
     await adapter.create_session("garbage")

@@ -1,0 +1,262 @@
+"""The agent under test as the engine sees it (SPEC §6): the adapter interface and the table of adapter names.
+
+``engine/`` depends on this module only; the adapters in ``adapters/`` implement it (``adapters/base.py`` is
+the toolkit they are built on) and are imported lazily, by name, through ``resolve`` — the engine never
+imports ``adapters`` itself.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, Field
+
+from engine.clock import Clock
+from engine.models.base import ChatModel, Usage
+
+# --- what goes over the interface -----------------------------------------------------------------
+
+
+class AgentMessage(BaseModel):
+    """One reply of the agent. ``seq`` numbers an adapter's replies 1, 2, 3, … and never goes back (not even
+    across a new conversation or a reset); the engine keeps the highest ``seq`` it has read as its cursor."""
+
+    seq: int
+    text: str
+    time: str = ""  # the run's clock (ISO) when the reply arrived: virtual time in multi-day scenarios
+
+
+class Observation(BaseModel):
+    """Something the adapter saw inside the agent: it goes to the report, never into grades."""
+
+    kind: Literal["compaction", "context"] = "compaction"
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    detail: str = ""
+
+
+class AgentStatus(BaseModel):
+    """Whether the agent is working, and what the adapter saw in it since the last call."""
+
+    state: Literal["sleeping", "thinking"]
+    context_tokens: int | None = None
+    observations: list[Observation] = Field(default_factory=list)  # new since the last call
+
+
+class AdapterError(Exception):
+    """The agent failed (did not start, crashed, timed out, answered garbage). The run waits, resumable."""
+
+
+@dataclass
+class AdapterContext:
+    """What an adapter gets from its run."""
+
+    run_id: str
+    run_dir: Path  # results/<run-id>/: an adapter keeps its files under run_dir/agent/
+    options: dict[str, Any]  # the run's keys not consumed by the engine; the adapter validates them
+    clock: Clock  # the run's clock: stamp replies with ``clock.iso()``
+    make_model: Callable[[str], ChatModel]  # model name from config.jsonc -> a ChatModel (role "agent")
+    model_endpoint: Callable[[str], dict[str, str]] = field(default=lambda name: {})  # base_url/model/api_key
+    record_usage: Callable[[Usage], None] = field(default=lambda usage: None)  # the agent's model tokens
+
+
+class MissingApiKey(LookupError):
+    """An API key's environment variable is not set: ``str()`` is ``environment variable X is not set``."""
+
+    def __init__(self, variable: str) -> None:
+        super().__init__(f"environment variable {variable} is not set")
+        self.variable = variable
+
+
+def env_api_key(variable: str) -> str:
+    """The value of the environment variable ``variable``, read now (keys are never stored).
+
+    Raises:
+        MissingApiKey: the variable is unset or empty; its message names the variable.
+    """
+    value = os.environ.get(variable, "")
+    if not value:
+        raise MissingApiKey(variable)
+    return value
+
+
+# --- the interface --------------------------------------------------------------------------------
+
+
+class AgentAdapter(ABC):
+    """The agent under test behind one async interface. Everything the engine does with an agent goes here.
+
+    The four abstract methods are required: a class that lacks one cannot be instantiated (and ``resolve``
+    refuses it before that). The others have documented defaults. Adapters are built on
+    ``adapters.base.BaseAdapter``, which adds the reply log, the thinking flag and the option helpers.
+
+    Class attributes:
+        name: the agent's name in events and reports (``chatbot``, ``hermes``).
+        supports_new_conversation: ``start_new_conversation`` really clears the agent's context.
+        supports_virtual_time: ``set_virtual_time`` moves the agent's clock (multi-day scenarios need it).
+
+    Errors: any method may raise ``AdapterError`` for a failure of the agent (the run then waits and can be
+    resumed or revived); ``__init__`` raises ``ValueError`` naming the option for a bad run key. Anything else
+    is a bug of the adapter and crashes the run.
+    """
+
+    name: ClassVar[str] = ""
+    supports_new_conversation: ClassVar[bool] = False
+    supports_virtual_time: ClassVar[bool] = False
+
+    def __init__(self, ctx: AdapterContext) -> None:
+        """Keep ``ctx`` and validate ``ctx.options``; start nothing yet (that is ``create_session``).
+
+        Raises:
+            ValueError: an unknown or invalid option, the message starting with the option's name.
+        """
+        self.ctx = ctx
+
+    # --- required ---------------------------------------------------------------------------------
+
+    @abstractmethod
+    async def create_session(self, name: str) -> None:
+        """Start the agent (or reconnect to it) before the first message; also called to revive it after a
+        failure and on resume, over the memory it already has.
+
+        Args:
+            name: a label for the session (the run id).
+
+        Raises:
+            AdapterError: the agent did not start (not installed, no port, not ready in time, no API key).
+        """
+
+    @abstractmethod
+    async def send_message(self, text: str) -> None:
+        """Send one user message. Replies are read afterwards with ``get_responses``; an adapter may record
+        them while this call waits for the agent, or later as they arrive.
+
+        Args:
+            text: the persona's message, as it is.
+
+        Raises:
+            AdapterError: the agent is down, timed out, or answered something that is not a reply.
+        """
+
+    @abstractmethod
+    async def get_responses(self, after_seq: int) -> list[AgentMessage]:
+        """The replies with ``seq > after_seq``, oldest first (an empty list when there are none).
+
+        Args:
+            after_seq: the highest ``seq`` the engine has already read (0 before the first reply).
+
+        Returns:
+            The newer replies; their ``seq`` keeps increasing across conversations, resets and resumes
+            (``export_state`` must keep the counter).
+        """
+
+    @abstractmethod
+    async def destroy_session(self) -> None:
+        """Full reset: the agent forgets everything, its long-term memory included. Keeps the ``seq`` counter.
+
+        Raises:
+            AdapterError: the agent could not be reset.
+        """
+
+    # --- optional ---------------------------------------------------------------------------------
+
+    async def start_new_conversation(self) -> None:
+        """A clean context with long-term memory kept (a chat app's ``/new``). Default: a no-op, for agents
+        whose conversation cannot be restarted (then ``supports_new_conversation`` stays False)."""
+        return None
+
+    async def set_virtual_time(self, iso: str) -> None:
+        """Set the agent's clock to ``iso`` (naive local time). Only called when ``supports_virtual_time``.
+        Default: a no-op."""
+        return None
+
+    async def get_status(self) -> AgentStatus | None:
+        """Sleeping or thinking, plus the observations made since the last call. Default: ``None`` (the
+        adapter cannot tell; the engine then takes a few seconds of silence as the end of a reply)."""
+        return None
+
+    async def close(self) -> None:
+        """Release processes and ports; called in ``finally`` and before a revive. The agent's memory stays
+        on disk. Default: a no-op."""
+        return None
+
+    def snapshot_memory(self, label: str) -> Path | None:
+        """Copy the agent's memory files to ``run_dir/memory/<label>/`` and return that folder. Default:
+        ``None`` (nothing to copy)."""
+        return None
+
+    def export_state(self) -> dict[str, Any]:
+        """What to keep in ``state.json`` to resume (JSON values; never a secret). Default: ``{}``."""
+        return {}
+
+    def import_state(self, data: dict[str, Any]) -> None:
+        """Restore what ``export_state`` returned (``{}`` for a fresh run), before ``create_session``.
+        Default: a no-op."""
+        return None
+
+
+# --- the table of names ---------------------------------------------------------------------------
+
+BUILTIN_ENTRIES: tuple[tuple[str, str], ...] = (
+    ("chatbot", "adapters.chatbot:ChatbotAdapter"),
+    ("openai-endpoint", "adapters.openai_endpoint:OpenAIEndpointAdapter"),
+    ("hermes", "adapters.hermes:HermesAdapter"),
+    ("openclaw", "adapters.openclaw:OpenClawAdapter"),
+)
+
+
+class UnknownAdapter(Exception):
+    """A name that is neither built in nor an importable ``package.module:Class`` adapter."""
+
+
+def name_table(entries: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """``{name: "module:Class"}`` from pairs; a name given twice is an error (``ValueError``)."""
+    table: dict[str, str] = {}
+    for name, target in entries:
+        if name in table:
+            raise ValueError(f"adapter name {name!r} is registered twice: {table[name]} and {target}")
+        table[name] = target
+    return table
+
+
+BUILTIN: dict[str, str] = name_table(BUILTIN_ENTRIES)
+
+
+def names() -> list[str]:
+    """The built-in adapter names, without importing any adapter."""
+    return sorted(BUILTIN)
+
+
+def resolve(name: str) -> type[AgentAdapter]:
+    """The adapter class for a built-in name or an outside ``package.module:Class``, imported now.
+
+    Raises:
+        UnknownAdapter: unknown name, import failure, not an ``AgentAdapter``, or a required method missing.
+    """
+    if name in BUILTIN:
+        return _import(BUILTIN[name])
+    if ":" in name:
+        return _import(name)
+    raise UnknownAdapter(f"unknown agent {name!r}; built-in: {', '.join(names())}, or package.module:Class")
+
+
+def _import(target: str) -> type[AgentAdapter]:
+    module_name, _, class_name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+        cls = getattr(module, class_name)
+    except (ImportError, AttributeError) as exc:
+        raise UnknownAdapter(f"adapter {target!r} cannot be imported: {exc}") from None
+    if not (isinstance(cls, type) and issubclass(cls, AgentAdapter)):
+        raise UnknownAdapter(f"adapter {target!r} is not an AgentAdapter subclass")
+    if inspect.isabstract(cls):
+        missing = ", ".join(sorted(getattr(cls, "__abstractmethods__", ())))
+        raise UnknownAdapter(f"adapter {target!r} does not implement the required method(s) {missing}")
+    return cls

@@ -1,0 +1,84 @@
+"""One summary per event, for every front end: the headless printer prints it, the TUI styles its parts.
+
+``summary_parts`` cuts an event's one-line summary into parts tagged with a role (plain, name, args,
+error, score, note); a front end maps roles to its own look. ``summary`` is the plain text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from engine.events import Event
+
+Role = Literal["plain", "name", "args", "error", "score", "note"]
+Part = tuple[str, Role]
+SHORT = 160  # characters of a tool result or a comment in a summary
+
+
+def one_line(text: str, limit: int = SHORT) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _args(arguments: dict[str, object]) -> str:
+    parts = []
+    for key, value in arguments.items():
+        shown = value if isinstance(value, int | float) else json.dumps(value, ensure_ascii=False)
+        parts.append(f"{key}={one_line(str(shown), 40)}")
+    return ", ".join(parts)
+
+
+def summary_parts(event: Event) -> list[Part]:
+    """The event's one-line summary as tagged parts (messages: their first line)."""
+    match event.kind:
+        case "phase_started":
+            return [(f"Phase {event.index + 1}/{event.total} · {event.chapter} · {event.title}", "plain")]
+        case "persona_thinking" | "message_sent" | "agent_replied":
+            text = event.text.strip()
+            return [(text.splitlines()[0] if text else "", "plain")]
+        case "tool_called":
+            parts: list[Part] = [(event.name, "error" if event.error else "name"), (f"({_args(event.arguments)})", "args")]
+            if event.result:
+                parts += [(" → ", "plain"), (one_line(event.result), "error" if event.error else "plain")]
+            return parts
+        case "evaluation_logged":
+            attempt = ", 2nd attempt" if event.attempt >= 2 else ""
+            grade: list[Part] = [(f"[{event.effective:g}/10{attempt}]", "score"), (f" ({event.check_id}) ", "plain"),
+                                 (one_line(event.question or event.comment), "plain")]
+            return grade + ([(" ⚠ persona fault", "error")] if event.persona_fault else [])
+        case "persona_compacted":
+            estimate = " (estimated)" if event.estimated else ""
+            return [(f"persona context compacted {event.tokens_before} → {event.tokens_after} tokens{estimate}", "plain")]
+        case "agent_compacted":
+            sizes = f" {event.tokens_before} → {event.tokens_after} tokens" if event.tokens_before is not None else ""
+            return [(f"agent compaction in phase {event.phase_index + 1}{sizes} {event.detail}", "plain")]
+        case "session_switched":
+            how = " (ignored by this run)" if event.ignored else ""
+            who = " by the operator" if event.by_operator else ""
+            return [(f"new agent session{who}{how}", "plain")]
+        case "clock_jumped":
+            return [(f"clock jumped {event.from_time.replace('T', ' ')} → {event.to_time.replace('T', ' ')}", "plain")]
+        case "hook_fired":
+            return [(f"{event.hook.replace('_', ' ')}: {one_line(event.detail)}", "plain")]
+        case "error":
+            where = f"[{event.where}] " if event.where else ""
+            fatal = "fatal: " if event.fatal else ""
+            return [(f"{fatal}{where}{one_line(event.message)}", "plain")]
+        case "operator":
+            return [(f"operator: {event.action} {one_line(event.detail)}", "plain")]
+        case "status":
+            reason = f" — {event.reason}" if event.reason else ""
+            return [(f"{event.status}{reason}", "plain")]
+        case "run_started":
+            return [(f"run {'resumed' if event.resumed else 'started'}: {event.benchmark} @ {event.agent}", "plain")]
+        case "run_ended":
+            detail = f" — {event.detail}" if event.detail and event.detail != event.reason.value else ""
+            return [(f"run ended: {event.reason.value}{detail}", "plain")]
+
+
+def summary(event: Event, full: bool = False) -> str:
+    """The event's one-line summary as plain text; ``full``: a message's or thought's whole text."""
+    if full and event.kind in ("persona_thinking", "message_sent", "agent_replied"):
+        return event.text.strip()
+    return "".join(text for text, _ in summary_parts(event))

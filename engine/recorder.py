@@ -1,0 +1,86 @@
+"""A run's record: every event to the transcript and the observers, every change saved as a checkpoint.
+
+``Recorder`` is the port the run's collaborators (agent channel, time master, operator desk) are handed:
+they emit events, save, and set the status through it, and never see the run itself.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+from engine.api import Observer
+from engine.clock import Clock, monotonic
+from engine.events import Event, RunStatus, StatusChanged
+from engine.state import RunState, StateWriter
+from engine.transcript import Transcript
+
+log = logging.getLogger(__name__)
+
+
+class Recorder(Protocol):
+    """What a run's collaborator may do with its record."""
+
+    state: RunState
+    clock: Clock
+
+    def emit(self, event: Event) -> None: ...
+    def save(self) -> None: ...
+    def set_status(self, status: RunStatus, reason: str = "") -> None: ...
+
+
+class RunRecorder:
+    """Owns a run's transcript, state writer and observers.
+
+    ``before_save`` fills the parts of the state that live elsewhere (the adapter's export, token usage)
+    right before each checkpoint.
+    """
+
+    def __init__(self, run_id: str, run_dir: Path, state: RunState, clock: Clock,
+                 observers: list[Observer], before_save: Callable[[RunState], None] | None = None) -> None:
+        self.run_id = run_id
+        self.state = state
+        self.clock = clock
+        self.observers = observers
+        self.transcript = Transcript(run_dir / "transcript.jsonl")
+        self.writer = StateWriter(run_dir / "state.json")
+        self._before_save = before_save
+        self._session_started = monotonic()
+
+    def emit(self, event: Event) -> None:
+        """Stamp ``event`` (virtual time, transcript number), append it, tell every observer."""
+        event.t = self.clock.iso()
+        event.n = self.state.transcript_events
+        self.state.transcript_events += 1
+        self.transcript.append(event)
+        for observer in self.observers:
+            try:
+                observer.on_event(self.run_id, event)
+            except Exception:  # an observer must never break a run
+                log.exception("observer failed")
+
+    def save(self) -> None:
+        """A checkpoint of the state as it is now (written off the loop, latest wins)."""
+        now = monotonic()
+        self.state.run_seconds += now - self._session_started
+        self._session_started = now
+        self.state.clock_offset = self.clock.offset
+        self.state.clock_now = self.clock.iso()
+        if self._before_save is not None:
+            self._before_save(self.state)
+        self.state.transcript_bytes = self.transcript.size
+        self.writer.save(self.state)
+
+    def set_status(self, status: RunStatus, reason: str = "") -> None:
+        if (self.state.status, self.state.reason) != (status, reason):
+            self.state.status, self.state.reason = status, reason
+            self.emit(StatusChanged(status=status, reason=reason))
+
+    async def close(self) -> None:
+        """Flush the last checkpoint and close the transcript."""
+        try:
+            await self.writer.flush()
+        finally:
+            self.transcript.close()

@@ -1,0 +1,33 @@
+"""Shared pytest fixtures, found by name (never imported).
+
+- ``no_blinking_cursor`` (autouse): a blinking cursor makes snapshots depend on timing.
+- ``scene``: three runs mid-run on a fake engine, their transcripts and a ``report.md`` (``tui_fakes.Scene``).
+
+Plain helpers are imported from their modules: ``engine_helpers`` (configs, whole runs), ``tui_fakes`` (the
+fake engine, the scene, Pilot helpers) and ``fixture_agents`` (in-process agents named in configs as
+``fixture_agents:<Class>``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, TextArea
+from tui_fakes import REPORT_MD, Scene, scene_engine, write_config
+
+
+@pytest.fixture(autouse=True)
+def no_blinking_cursor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A blinking cursor makes snapshots depend on timing."""
+    monkeypatch.setattr(Input, "cursor_blink", False)
+    monkeypatch.setattr(TextArea, "cursor_blink", False)
+
+
+@pytest.fixture
+def scene(tmp_path: Path) -> Scene:
+    """Three runs mid-run (running, waiting, paused), their transcripts and a report.md."""
+    engine = scene_engine(tmp_path / "results")
+    config_path = write_config(tmp_path, engine.run_ids())
+    (tmp_path / "results" / "report.md").write_text(REPORT_MD, encoding="utf-8")
+    return Scene(tmp_path, engine, config_path)

@@ -1,3 +1,0 @@
-"""Shared constants for tests."""
-
-FORGETFUL = "fixture_agents:ForgetfulAgent"
