@@ -15,6 +15,7 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check engine adapters mmb_tui tests bench
+	$(VENV)/bin/ruff format --check engine adapters mmb_tui tests bench
 	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest
 

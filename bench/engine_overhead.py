@@ -37,7 +37,9 @@ def _config(folder: Path, benchmark: str, latency: float, runs: int):  # type: i
             "agent": {"model": "scripted/recall", "latency": latency},
         },
         "persona": {"model": "persona"},
-        "runs": {f"r{i}": {"benchmark": benchmark, "agent": "chatbot", "model": "agent"} for i in range(runs)},
+        "runs": {
+            f"r{i}": {"benchmark": benchmark, "agent": "chatbot", "model": "agent"} for i in range(runs)
+        },
         "benchmarks_dir": str(ROOT / "benchmarks"),
         "results_dir": str(folder / "results"),
     }
@@ -87,18 +89,26 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="mmb-bench-"))
     started = time.perf_counter()
     warm_up()
-    print(f"tokenizer loaded before timing (a one-time cost per process): {time.perf_counter() - started:.2f} s")
+    print(
+        f"tokenizer loaded before timing (a one-time cost per process): {time.perf_counter() - started:.2f} s"
+    )
     try:
         one_wall, calls = asyncio.run(_play(folder / "one", args.benchmark, args.latency, 1))
         latency_sum = calls * args.latency
-        print(f"one run: {calls} model calls, wall {one_wall:.2f} s, latency sum {latency_sum:.2f} s, "
-              f"ratio {one_wall / latency_sum:.3f} (target <= 1.02)")
+        print(
+            f"one run: {calls} model calls, wall {one_wall:.2f} s, latency sum {latency_sum:.2f} s, "
+            f"ratio {one_wall / latency_sum:.3f} (target <= 1.02)"
+        )
         many_wall, _ = asyncio.run(_play(folder / "many", args.benchmark, args.latency, args.runs))
-        print(f"{args.runs} runs at once: wall {many_wall:.2f} s vs one run {one_wall:.2f} s, "
-              f"ratio {many_wall / one_wall:.3f} (target <= 1.2)")
+        print(
+            f"{args.runs} runs at once: wall {many_wall:.2f} s vs one run {one_wall:.2f} s, "
+            f"ratio {many_wall / one_wall:.3f} (target <= 1.2)"
+        )
         early, late = _save_times(folder / "save", args.benchmark)
-        print(f"state save: event 200 {early * 1000:.2f} ms, event 20,000 {late * 1000:.2f} ms, "
-              f"ratio {late / early:.2f} (target <= 1.5)")
+        print(
+            f"state save: event 200 {early * 1000:.2f} ms, event 20,000 {late * 1000:.2f} ms, "
+            f"ratio {late / early:.2f} (target <= 1.5)"
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -31,7 +31,9 @@ def _benchmark_path(name: str) -> Path:
     return ROOT / "tests" / "benchmarks" / "days"
 
 
-async def _play(folder: Path, bench: Path, pre_wake: float, poll: float) -> tuple[datetime, datetime, float, int, str]:
+async def _play(
+    folder: Path, bench: Path, pre_wake: float, poll: float
+) -> tuple[datetime, datetime, float, int, str]:
     raw = {
         "persona": {"model": "scripted/persona"},
         "time_master": {"min_sleep_to_skip": 5, "pre_wake_delay": pre_wake, "poll_interval": poll},
@@ -60,10 +62,16 @@ def main() -> None:
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     covered = (end - start).total_seconds()
-    print(f"benchmark: {bench.relative_to(ROOT)} ({reason}); time master: pre_wake_delay {args.pre_wake} s, poll_interval {args.poll} s")
-    print(f"virtual time covered: {covered / 86400:.2f} days ({start:%a %d %b %H:%M} → {end:%a %d %b %H:%M}), {jumps} clock jumps")
-    print(f"wall time: {wall:.1f} s; speed-up {covered / wall:,.0f}x; "
-          f"14 days would take {14 * 86400 / covered * wall:.1f} s (target <= 60 s)")
+    print(
+        f"benchmark: {bench.relative_to(ROOT)} ({reason}); time master: pre_wake_delay {args.pre_wake} s, poll_interval {args.poll} s"
+    )
+    print(
+        f"virtual time covered: {covered / 86400:.2f} days ({start:%a %d %b %H:%M} → {end:%a %d %b %H:%M}), {jumps} clock jumps"
+    )
+    print(
+        f"wall time: {wall:.1f} s; speed-up {covered / wall:,.0f}x; "
+        f"14 days would take {14 * 86400 / covered * wall:.1f} s (target <= 60 s)"
+    )
 
 
 if __name__ == "__main__":

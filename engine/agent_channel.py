@@ -16,8 +16,14 @@ REPLY_PREFIX = "The assistant replied:"
 
 
 class AgentChannel:
-    def __init__(self, recorder: Recorder, adapter: AgentAdapter, settings: RunSettings, run_id: str,
-                 virtual_time: bool) -> None:
+    def __init__(
+        self,
+        recorder: Recorder,
+        adapter: AgentAdapter,
+        settings: RunSettings,
+        run_id: str,
+        virtual_time: bool,
+    ) -> None:
         self.rec = recorder
         self.adapter = adapter
         self.settings = settings
@@ -34,7 +40,9 @@ class AgentChannel:
         try:
             await asyncio.wait_for(self.adapter.send_message(text), settings.agent_reply_timeout)
         except TimeoutError:
-            raise AdapterError(f"the agent did not take the message within {settings.agent_reply_timeout:g} s") from None
+            raise AdapterError(
+                f"the agent did not take the message within {settings.agent_reply_timeout:g} s"
+            ) from None
         replies: list[str] = []
         started = last = monotonic()
         while True:
@@ -48,7 +56,9 @@ class AgentChannel:
             status = await self.adapter.get_status()
             if status is not None:
                 self.record(status.observations)
-                if status.state == "sleeping" and (replies or monotonic() - last >= settings.agent_quiet_seconds):
+                if status.state == "sleeping" and (
+                    replies or monotonic() - last >= settings.agent_quiet_seconds
+                ):
                     break
             elif replies and monotonic() - last >= settings.agent_quiet_seconds:
                 break
@@ -76,8 +86,12 @@ class AgentChannel:
         for obs in observations:
             if obs.kind != "compaction":
                 continue
-            event = AgentCompacted(phase_index=rec.state.phase_index, tokens_before=obs.tokens_before,
-                                   tokens_after=obs.tokens_after, detail=obs.detail)
+            event = AgentCompacted(
+                phase_index=rec.state.phase_index,
+                tokens_before=obs.tokens_before,
+                tokens_after=obs.tokens_after,
+                detail=obs.detail,
+            )
             rec.emit(event)
             rec.state.agent_observations.append(event)
 

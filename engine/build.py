@@ -79,7 +79,10 @@ def build_run(
             'set "allow_real_time": true to run it in real time anyway'
         )
     ctx = AdapterContext(
-        run_id=run_id, run_dir=run_dir, options=run_cfg.adapter_options(), clock=clock,
+        run_id=run_id,
+        run_dir=run_dir,
+        options=run_cfg.adapter_options(),
+        clock=clock,
         make_model=lambda name: make_model(name, config, "agent", meter),
         model_endpoint=lambda name: endpoint_of(config, name),
         record_usage=lambda usage: meter.add("agent", usage),
@@ -95,7 +98,10 @@ def build_run(
         if bench.start_time is not None:
             clock.start_at(bench.start_time)
         state = RunState(
-            run_id=run_id, benchmark=bench.name, agent=run_cfg.agent, start_date=clock.now().date(),
+            run_id=run_id,
+            benchmark=bench.name,
+            agent=run_cfg.agent,
+            start_date=clock.now().date(),
             sheets={name: sheet.model_copy(deep=True) for name, sheet in bench.sheets.items()},
         )
     else:
@@ -109,12 +115,23 @@ def build_run(
         tune(settings)
     agent_model = agent_model_name(run_cfg.adapter_options(), adapter)
     parts = RunParts(
-        run_id=run_id, run_dir=run_dir, benchmark=bench, persona_model=persona_model, adapter=adapter,
-        clock=clock, settings=settings, state=state, meter=meter, resumed=resumed,
+        run_id=run_id,
+        run_dir=run_dir,
+        benchmark=bench,
+        persona_model=persona_model,
+        adapter=adapter,
+        clock=clock,
+        settings=settings,
+        state=state,
+        meter=meter,
+        resumed=resumed,
         provenance=Provenance(
-            benchmark_hash=benchmark_hash(bench.path), version=project_version(),
-            persona=describe_model(config, persona_name), prompt_hash=prompt_hash(bench.instructions),
-            agent_model=describe_model(config, agent_model), config_hash=config_hash(config, run_id, persona_name, agent_model),
+            benchmark_hash=benchmark_hash(bench.path),
+            version=project_version(),
+            persona=describe_model(config, persona_name),
+            prompt_hash=prompt_hash(bench.instructions),
+            agent_model=describe_model(config, agent_model),
+            config_hash=config_hash(config, run_id, persona_name, agent_model),
         ),
     )
     return Run(parts)

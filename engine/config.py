@@ -32,7 +32,9 @@ class ModelSpec(_Strict):
 
 class PersonaConfig(_Strict):
     model: str = "scripted/persona"
-    stuck_after: int = Field(default=4, ge=1)  # turns in a row without a valid tool call → waiting: persona stuck
+    stuck_after: int = Field(
+        default=4, ge=1
+    )  # turns in a row without a valid tool call → waiting: persona stuck
     max_turns_per_phase: int = Field(default=400, ge=1)  # persona turns in one phase → waiting: persona stuck
 
 

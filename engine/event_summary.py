@@ -38,27 +38,47 @@ def summary_parts(event: Event) -> list[Part]:
             text = event.text.strip()
             return [(text.splitlines()[0] if text else "", "plain")]
         case "tool_called":
-            parts: list[Part] = [(event.name, "error" if event.error else "name"), (f"({_args(event.arguments)})", "args")]
+            parts: list[Part] = [
+                (event.name, "error" if event.error else "name"),
+                (f"({_args(event.arguments)})", "args"),
+            ]
             if event.result:
                 parts += [(" → ", "plain"), (one_line(event.result), "error" if event.error else "plain")]
             return parts
         case "evaluation_logged":
             attempt = ", 2nd attempt" if event.attempt >= 2 else ""
-            grade: list[Part] = [(f"[{event.effective:g}/10{attempt}]", "score"), (f" ({event.check_id}) ", "plain"),
-                                 (one_line(event.question or event.comment), "plain")]
+            grade: list[Part] = [
+                (f"[{event.effective:g}/10{attempt}]", "score"),
+                (f" ({event.check_id}) ", "plain"),
+                (one_line(event.question or event.comment), "plain"),
+            ]
             return grade + ([(" ⚠ persona fault", "error")] if event.persona_fault else [])
         case "persona_compacted":
             estimate = " (estimated)" if event.estimated else ""
-            return [(f"persona context compacted {event.tokens_before} → {event.tokens_after} tokens{estimate}", "plain")]
+            return [
+                (
+                    f"persona context compacted {event.tokens_before} → {event.tokens_after} tokens{estimate}",
+                    "plain",
+                )
+            ]
         case "agent_compacted":
-            sizes = f" {event.tokens_before} → {event.tokens_after} tokens" if event.tokens_before is not None else ""
+            sizes = (
+                f" {event.tokens_before} → {event.tokens_after} tokens"
+                if event.tokens_before is not None
+                else ""
+            )
             return [(f"agent compaction in phase {event.phase_index + 1}{sizes} {event.detail}", "plain")]
         case "session_switched":
             how = " (ignored by this run)" if event.ignored else ""
             who = " by the operator" if event.by_operator else ""
             return [(f"new agent session{who}{how}", "plain")]
         case "clock_jumped":
-            return [(f"clock jumped {event.from_time.replace('T', ' ')} → {event.to_time.replace('T', ' ')}", "plain")]
+            return [
+                (
+                    f"clock jumped {event.from_time.replace('T', ' ')} → {event.to_time.replace('T', ' ')}",
+                    "plain",
+                )
+            ]
         case "hook_fired":
             return [(f"{event.hook.replace('_', ' ')}: {one_line(event.detail)}", "plain")]
         case "error":
@@ -71,7 +91,12 @@ def summary_parts(event: Event) -> list[Part]:
             reason = f" — {event.reason}" if event.reason else ""
             return [(f"{event.status}{reason}", "plain")]
         case "run_started":
-            return [(f"run {'resumed' if event.resumed else 'started'}: {event.benchmark} @ {event.agent}", "plain")]
+            return [
+                (
+                    f"run {'resumed' if event.resumed else 'started'}: {event.benchmark} @ {event.agent}",
+                    "plain",
+                )
+            ]
         case "run_ended":
             detail = f" — {event.detail}" if event.detail and event.detail != event.reason.value else ""
             return [(f"run ended: {event.reason.value}{detail}", "plain")]

@@ -17,7 +17,9 @@ RunStatus = Literal["idle", "running", "paused", "waiting", "finished", "crashed
 ErrorWhere = Literal["persona model", "agent", "js", "engine"]
 """Where an error came from."""
 
-OperatorAction = Literal["pause", "resume", "next_phase", "edit_fact", "add_fact", "new_session", "persona_note"]
+OperatorAction = Literal[
+    "pause", "resume", "next_phase", "edit_fact", "add_fact", "new_session", "persona_note"
+]
 """What an operator did: one per command kind (``engine/commands.py``)."""
 
 
@@ -103,7 +105,9 @@ class EvaluationLogged(_Event):
     types: list[str] = Field(default_factory=list)  # check types (RECALL, AGG, …)
     phase_index: int = 0  # 0-based phase it was graded in
     replies: list[str] = Field(default_factory=list)  # the agent's verbatim replies to the question
-    persona_fault: str = ""  # non-empty: the grade's premise failed (a persona slip); left out of the agent's score
+    persona_fault: str = (
+        ""  # non-empty: the grade's premise failed (a persona slip); left out of the agent's score
+    )
     replaces: str = ""  # a regrade: the grade it replaces, e.g. "10/10, attempt 1 (#57)"
 
 

@@ -82,29 +82,46 @@ def evaluation_problems(
         problems.append(f"no check {check_id!r} in this benchmark ({listing})")
     elif check_id not in here:
         listing = f"this phase's checks: {', '.join(here)}" if here else "this phase has no checks"
-        problems.append(f"check {check_id} is not part of the current phase ({listing}); grade a check only right after asking it in its phase")
+        problems.append(
+            f"check {check_id} is not part of the current phase ({listing}); grade a check only right after asking it in its phase"
+        )
     if not 0 <= score <= 10:
         problems.append(f"score must be between 0 and 10, got {score:g}")
     if attempt not in (1, 2):
         problems.append(f"attempt must be 1 or 2, got {attempt}")
     if check is not None and check_id in here:
         last_grade = max(state.graded_at.values(), default=-1)
-        if attempt != 2 and (state.messages_sent <= max(state.phase_first_message, last_grade)
-                             or not looks_asked(render_templates(check.question, state.start_date), state.sent_since_grade)):
-            problems.append(f"check {check_id} was not asked since the last grade: send its question alone with send_message first, then grade the reply")
+        if attempt != 2 and (
+            state.messages_sent <= max(state.phase_first_message, last_grade)
+            or not looks_asked(render_templates(check.question, state.start_date), state.sent_since_grade)
+        ):
+            problems.append(
+                f"check {check_id} was not asked since the last grade: send its question alone with send_message first, then grade the reply"
+            )
         previous = state.evaluations.get(check_id)
         asked_since = state.messages_sent > state.graded_at.get(check_id, -1)
         if attempt == 2:
             if previous is None or previous.phase_index != state.phase_index:
-                problems.append(f"attempt 2 of {check_id} needs an attempt 1 first: grade the first answer with attempt 1")
+                problems.append(
+                    f"attempt 2 of {check_id} needs an attempt 1 first: grade the first answer with attempt 1"
+                )
             elif not asked_since:
-                problems.append(f"attempt 2 of {check_id} needs a further message: ask the assistant to search its memory and history, then grade that reply")
+                problems.append(
+                    f"attempt 2 of {check_id} needs a further message: ask the assistant to search its memory and history, then grade that reply"
+                )
     return problems
 
 
 def log_evaluation(
-    state: RunState, bench: Benchmark, phase: Phase, emit: Callable[[Event], None],
-    check_id: str, score: float, attempt: int, answer: str, comment: str,
+    state: RunState,
+    bench: Benchmark,
+    phase: Phase,
+    emit: Callable[[Event], None],
+    check_id: str,
+    score: float,
+    attempt: int,
+    answer: str,
+    comment: str,
 ) -> str:
     """The ``log_evaluation`` tool: refused with every problem at once, or recorded (a regrade says what it
     replaces; a grade whose premise failed is recorded as a persona fault). Returns the persona's result."""
@@ -116,10 +133,19 @@ def log_evaluation(
     replaces = replaced_text(state, check_id)
     fault = "; ".join(premise_faults(state, bench, check))
     event = EvaluationLogged(
-        check_id=check_id, score=score, attempt=attempt, effective=effective,
-        question=render_templates(check.question, state.start_date), expected=render_templates(check.answer, state.start_date),
-        answer=answer, comment=comment, types=check.types, phase_index=state.phase_index,
-        replies=list(state.last_replies), persona_fault=fault, replaces=replaces,
+        check_id=check_id,
+        score=score,
+        attempt=attempt,
+        effective=effective,
+        question=render_templates(check.question, state.start_date),
+        expected=render_templates(check.answer, state.start_date),
+        answer=answer,
+        comment=comment,
+        types=check.types,
+        phase_index=state.phase_index,
+        replies=list(state.last_replies),
+        persona_fault=fault,
+        replaces=replaces,
     )
     emit(event)  # stamps its transcript number
     state.evaluations[check_id] = event
@@ -171,7 +197,9 @@ def directive_problems(state: RunState, bench: Benchmark) -> list[str]:
     directives = phase_directives(bench).get(state.phase_index, [])
     problems: list[str] = []
     for index, directive in enumerate(directives):
-        later = [d for d in directives[index + 1:] if (d.sheet, d.fact_id) == (directive.sheet, directive.fact_id)]
+        later = [
+            d for d in directives[index + 1 :] if (d.sheet, d.fact_id) == (directive.sheet, directive.fact_id)
+        ]
         sheet = state.sheets.get(directive.sheet)
         want = render_templates(directive.text, state.start_date).strip()
         if directive.kind == "add":
@@ -180,9 +208,14 @@ def directive_problems(state: RunState, bench: Benchmark) -> list[str]:
             fact = sheet.find(directive.fact_id) if sheet else None
             readded = {render_templates(d.text, state.start_date).strip() for d in later if d.kind == "add"}
             done = fact is None or fact.text.strip() == DELETED or fact.text.strip() in readded
-            problem = None if done or (later and not readded) else (
-                f"`{directive.sheet}` {directive.fact_id} must be deleted: "
-                f"facts_edit({directive.sheet}, {directive.fact_id}, —), then tell the assistant")
+            problem = (
+                None
+                if done or (later and not readded)
+                else (
+                    f"`{directive.sheet}` {directive.fact_id} must be deleted: "
+                    f"facts_edit({directive.sheet}, {directive.fact_id}, —), then tell the assistant"
+                )
+            )
         else:
             problem = None if later else _edit_problem(state, directive, want)
         if problem:
@@ -195,8 +228,10 @@ def _edit_problem(state: RunState, directive: Directive, want: str) -> str | Non
     fact = sheet.find(directive.fact_id) if sheet else None
     name, fact_id = directive.sheet, directive.fact_id
     if fact is None or not same_text(fact.text, want):
-        return (f"`{name}` {fact_id} does not hold the directed text: facts_edit({name}, {fact_id}, text) "
-                f"with exactly this text: «{want}»")
+        return (
+            f"`{name}` {fact_id} does not hold the directed text: facts_edit({name}, {fact_id}, text) "
+            f"with exactly this text: «{want}»"
+        )
     if fact_id not in state.told.get(name, []):
         return f"`{name}` {fact_id} was changed but not told: tell the assistant, then facts_mark_told({name}, [{fact_id}])"
     return None
@@ -209,8 +244,10 @@ def _add_problem(state: RunState, directive: Directive, want: str) -> str | None
     category = next((c for c in sheet.categories if c.number == directive.category), None) if sheet else None
     fact = next((f for f in category.facts if same_text(f.text, want)), None) if category else None
     if fact is None:
-        return (f"`{name}` category {directive.category} lacks the fact to add: facts_add({name}, "
-                f"{directive.category}, text) with exactly this text: «{want}»")
+        return (
+            f"`{name}` category {directive.category} lacks the fact to add: facts_add({name}, "
+            f"{directive.category}, text) with exactly this text: «{want}»"
+        )
     if fact.id not in state.told.get(name, []):
         return f"`{name}` {fact.id} was changed but not told: tell the assistant, then facts_mark_told({name}, [{fact.id}])"
     return None

@@ -83,8 +83,10 @@ class OperatorDesk:
                     run.emit(OperatorActed(action="next_phase", detail=f"refused: {exc}"))
                     return
                 run.emit(OperatorActed(action="next_phase", detail="forced" if force else "gates passed"))
-                run.append_message({"role": "user", "content": f"[Operator: the scenario moves on.]\n\n{text}"},
-                                   phase_start=not run.state.finished)
+                run.append_message(
+                    {"role": "user", "content": f"[Operator: the scenario moves on.]\n\n{text}"},
+                    phase_start=not run.state.finished,
+                )
             case EditFact(sheet=sheet, fact_id=fact_id, text=text):
                 self._change_sheet("edit_fact", lambda: run.notebook.edit(sheet, fact_id, text))
             case AddFact(sheet=sheet, category=category, text=text):

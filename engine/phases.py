@@ -19,17 +19,26 @@ SESSION_SWITCH_NOTE = (
 )
 
 
-def render_phase(phase: Phase, total: int, start: date, vars_: dict[str, object], phase_has_directives: bool = False) -> str:
+def render_phase(
+    phase: Phase, total: int, start: date, vars_: dict[str, object], phase_has_directives: bool = False
+) -> str:
     """The phase plan handed to the persona: body with templates rendered, plus what the gates need."""
-    lines = [f"Phase {phase.index + 1}/{total} ({phase.chapter}: {phase.title})", "", render_templates(phase.body.strip(), start)]
+    lines = [
+        f"Phase {phase.index + 1}/{total} ({phase.chapter}: {phase.title})",
+        "",
+        render_templates(phase.body.strip(), start),
+    ]
     required = required_sheets(vars_)
     if required:
         lines += ["", "Before next_phase: tell every fact of " + ", ".join(f"`{s}`" for s in required) + "."]
     if checks_required(vars_) and phase.checks:
         lines += ["", "Before next_phase: ask and grade every check of this phase."]
     if phase_has_directives:
-        lines += ["", "Before next_phase: carry out every Edit/Add line exactly as written, tell each change, "
-                  "then facts_mark_told."]
+        lines += [
+            "",
+            "Before next_phase: carry out every Edit/Add line exactly as written, tell each change, "
+            "then facts_mark_told.",
+        ]
     return "\n".join(lines)
 
 
@@ -57,7 +66,9 @@ def gate_problems(state: RunState, bench: Benchmark, now: datetime) -> list[str]
             continue
         untold = [f.id for f in notebook.untold(sheet_name)]
         if untold:
-            problems.append(f"untold facts in `{sheet_name}`: {', '.join(untold)} (tell them, then facts_mark_told)")
+            problems.append(
+                f"untold facts in `{sheet_name}`: {', '.join(untold)} (tell them, then facts_mark_told)"
+            )
     if checks_required(state.phase_vars):
         ungraded = [c.id for c in phase.checks if c.id not in state.evaluations]
         if ungraded:

@@ -33,6 +33,8 @@ class Provenance:
     prompt_hash: str = ""
     agent_model: str = ""  # the agent's model, as configured or as the adapter settled on it
     config_hash: str = ""
+
+
 HASH_LENGTH = 12
 # Config keys that say where things are, not how a run behaves.
 _LOCATION_KEYS = {"runs", "models", "benchmarks_dir", "results_dir", "base_dir"}
@@ -98,7 +100,11 @@ def config_hash(config: Config, run_id: str, persona_model: str, agent_model: st
         "run": run_dump,
         "persona_model": persona_model,
         "agent_model": agent_model,
-        "models": {name: config.models[name].model_dump(mode="json") for name in sorted(named) if name in config.models},
+        "models": {
+            name: config.models[name].model_dump(mode="json")
+            for name in sorted(named)
+            if name in config.models
+        },
         "global": config.model_dump(mode="json", exclude=_LOCATION_KEYS),
     }
     text = json.dumps(blob, sort_keys=True, default=str)

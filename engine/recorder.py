@@ -38,8 +38,15 @@ class RunRecorder:
     right before each checkpoint.
     """
 
-    def __init__(self, run_id: str, run_dir: Path, state: RunState, clock: Clock,
-                 observers: list[Observer], before_save: Callable[[RunState], None] | None = None) -> None:
+    def __init__(
+        self,
+        run_id: str,
+        run_dir: Path,
+        state: RunState,
+        clock: Clock,
+        observers: list[Observer],
+        before_save: Callable[[RunState], None] | None = None,
+    ) -> None:
         self.run_id = run_id
         self.state = state
         self.clock = clock

@@ -61,7 +61,9 @@ def format_entry(run: RunSummary, now: datetime | None = None) -> str:
     state, bench = run.state, run.bench
     checks = {c.id: c for c in bench.checks()}
     order = {cid: i for i, cid in enumerate(checks)}
-    graded = sorted((e for cid, e in state.evaluations.items() if cid in checks), key=lambda e: order[e.check_id])
+    graded = sorted(
+        (e for cid, e in state.evaluations.items() if cid in checks), key=lambda e: order[e.check_id]
+    )
     faults = [e for e in graded if e.persona_fault]
     counted = [e for e in graded if not e.persona_fault]
     missing = [cid for cid in checks if cid not in state.evaluations]
@@ -79,7 +81,10 @@ def format_entry(run: RunSummary, now: datetime | None = None) -> str:
         average = sum(e.effective for e in counted) / len(counted)
         lines.append(f"📊 Evaluations: {len(counted)}, average {average:.2f}/10")
         distribution = Counter(e.effective for e in counted)
-        lines.append("📊 Scores: " + ", ".join(f"{_num(s)}: {n}" for s, n in sorted(distribution.items(), reverse=True)))
+        lines.append(
+            "📊 Scores: "
+            + ", ".join(f"{_num(s)}: {n}" for s, n in sorted(distribution.items(), reverse=True))
+        )
     else:
         lines.append("📊 Evaluations: 0")
     lines.append(f"📊 Check coverage: {len(graded)}/{len(checks)}")
@@ -99,21 +104,37 @@ def format_entry(run: RunSummary, now: datetime | None = None) -> str:
             lines.append("📊 " + _imperfect_line(e, question_of(e.check_id), expected))
     by_type = _per_type(counted, {cid: c.types for cid, c in checks.items()})
     if by_type:
-        lines.append("📊 Average per type: " + ", ".join(f"{t} {avg:.2f} ({n})" for t, (avg, n) in by_type.items()))
+        lines.append(
+            "📊 Average per type: " + ", ".join(f"{t} {avg:.2f} ({n})" for t, (avg, n) in by_type.items())
+        )
     lines.extend("📊 " + line for line in _provenance_lines(run))
     if bench.time_master:
-        start = bench.start_time.strftime("%Y-%m-%d %H:%M") if bench.start_time else f"{state.start_date:%Y-%m-%d}"
-        lines.append(f"📊 Virtual time: {start} → {run.virtual_now:%Y-%m-%d %H:%M} ({state.clock_jumps} clock jumps)")
+        start = (
+            bench.start_time.strftime("%Y-%m-%d %H:%M")
+            if bench.start_time
+            else f"{state.start_date:%Y-%m-%d}"
+        )
+        lines.append(
+            f"📊 Virtual time: {start} → {run.virtual_now:%Y-%m-%d %H:%M} ({state.clock_jumps} clock jumps)"
+        )
     lines.append(f"📊 Persona compactions: {state.persona_compactions}")
     lines.append("📊 " + _agent_compactions_line(run))
     tokens = run.tokens
     if tokens:
-        lines.append("📊 Tokens: " + ", ".join(f"{role} {v.get('prompt_tokens', 0)}+{v.get('completion_tokens', 0)}" for role, v in tokens.items()))
+        lines.append(
+            "📊 Tokens: "
+            + ", ".join(
+                f"{role} {v.get('prompt_tokens', 0)}+{v.get('completion_tokens', 0)}"
+                for role, v in tokens.items()
+            )
+        )
     lines.append(f"📊 Run time: {state.run_seconds / 60:.1f} min")
     return "\n".join(lines) + "\n"
 
 
-def _score_line(planned: int, counted: list[EvaluationLogged], faults: list[EvaluationLogged], ungraded: int) -> str:
+def _score_line(
+    planned: int, counted: list[EvaluationLogged], faults: list[EvaluationLogged], ungraded: int
+) -> str:
     """The headline: the score over every planned check (ungraded = 0, persona faults excluded), and the average."""
     if not planned:
         return "Score: — (no planned checks)"
@@ -163,7 +184,9 @@ def _imperfect_line(e: EvaluationLogged, question: str, expected: str) -> str:
     )
 
 
-def _per_type(evaluations: list[EvaluationLogged], types: dict[str, list[str]]) -> dict[str, tuple[float, int]]:
+def _per_type(
+    evaluations: list[EvaluationLogged], types: dict[str, list[str]]
+) -> dict[str, tuple[float, int]]:
     buckets: dict[str, list[float]] = defaultdict(list)
     for e in evaluations:
         for t in types.get(e.check_id, []):
@@ -188,7 +211,11 @@ def _agent_compactions_line(run: RunSummary) -> str:
         return "Agent compactions: none observed"
     parts = []
     for obs in observations:
-        size = f" ({obs.tokens_before or '?'} → {obs.tokens_after or '?'} tokens)" if obs.tokens_before or obs.tokens_after else ""
+        size = (
+            f" ({obs.tokens_before or '?'} → {obs.tokens_after or '?'} tokens)"
+            if obs.tokens_before or obs.tokens_after
+            else ""
+        )
         parts.append(f"phase {obs.phase_index + 1}{size}")
     return f"Agent compactions: {len(parts)} — " + "; ".join(parts)
 

@@ -29,8 +29,12 @@ _SCORE = re.compile(r"^Score:\s*(?P<score>[\d.]+)/10(?:.*average over graded\s*(
 _INCOMPLETE = re.compile(
     r"^Incomplete:\s*(?P<ended>[\w ]+?)\s+[—–-]\s+(?P<reason>.*?)(?:\s+·\s+phases started\s.*)?$"
 )
-_BENCHMARK = re.compile(r"^Benchmark:\s*.*?·\s*content\s+(?P<hash>\S+)(?:\s*·\s*MarathonMemBench\s+(?P<version>\S+))?")
-_PERSONA = re.compile(r"^Persona:\s*(?P<model>.+?)\s*·\s*prompt\s+(?P<prompt>\S+)(?:\s*·\s*config\s+(?P<config>\S+))?\s*$")
+_BENCHMARK = re.compile(
+    r"^Benchmark:\s*.*?·\s*content\s+(?P<hash>\S+)(?:\s*·\s*MarathonMemBench\s+(?P<version>\S+))?"
+)
+_PERSONA = re.compile(
+    r"^Persona:\s*(?P<model>.+?)\s*·\s*prompt\s+(?P<prompt>\S+)(?:\s*·\s*config\s+(?P<config>\S+))?\s*$"
+)
 _AGENT = re.compile(r"^Agent:\s*.*?·\s*model\s+(?P<model>.+?)\s*$")
 _CONFIG = re.compile(r"^Config:\s*(?P<hash>\S+)")
 _EVALUATIONS = re.compile(r"^Evaluations:\s*(?P<count>\d+)(?:,\s*average\s*(?P<avg>[\d.]+))?")
@@ -180,7 +184,9 @@ def _finish(entry: ReportEntry) -> None:
             entry.agent_model = match["model"]
         elif match := _CONFIG.match(line):
             entry.config_hash = match["hash"]
-        elif line.startswith("Ended:") and not entry.incomplete:  # before issue 9: "Ended: crashed — <reason>"
+        elif (
+            line.startswith("Ended:") and not entry.incomplete
+        ):  # before issue 9: "Ended: crashed — <reason>"
             ended, _, reason = line.removeprefix("Ended:").partition(" — ")
             entry.incomplete, entry.incomplete_reason = ended.strip(), reason.strip()
         elif match := _COVERAGE.match(line):

@@ -15,18 +15,14 @@ from engine import grading
 from engine.agent_channel import REPLY_PREFIX, AgentChannel
 from engine.agents import AdapterError
 from engine.api import Observer
-from engine.benchmark.directives import phase_directives
-from engine.benchmark.jsblock import JsBlockError, run_block
 from engine.benchmark.model import Phase
 from engine.commands import Command
 from engine.events import (
     ErrorOccurred,
     ErrorWhere,
     Event,
-    HookFired,
     PersonaCompacted,
     PersonaThinking,
-    PhaseStarted,
     RunEnded,
     RunStarted,
     RunStatus,
@@ -40,7 +36,8 @@ from engine.persona import hooks
 from engine.persona.context import build_system_prompt, compact, pending_tool_calls, recent_replies
 from engine.persona.notebook import Notebook, ToolError
 from engine.persona.tools import dispatch, parse_arguments, tool_schemas
-from engine.phases import FINISHED_TEXT, SESSION_SWITCH_NOTE, gate_problems, now_line, render_phase
+from engine.phase_start import start_phase
+from engine.phases import FINISHED_TEXT, gate_problems, now_line
 from engine.recorder import RunRecorder
 from engine.report import REPORT_NAME, RunSummary, append_report
 from engine.run_parts import RunParts
@@ -48,6 +45,7 @@ from engine.state import RunState
 from engine.timemaster import TimeMaster
 
 log = logging.getLogger(__name__)
+
 
 class Run:
     def __init__(self, parts: RunParts) -> None:
@@ -63,12 +61,20 @@ class Run:
         self.provenance = parts.provenance
         self.resumed = parts.resumed
         self.notebook = Notebook(self.state)
-        self.recorder = RunRecorder(self.run_id, self.run_dir, self.state, self.clock, parts.observers, self._fill_state)
+        self.recorder = RunRecorder(
+            self.run_id, self.run_dir, self.state, self.clock, parts.observers, self._fill_state
+        )
         virtual_time = self.bench.time_master
         self.agent = AgentChannel(self.recorder, self.adapter, self.settings, self.run_id, virtual_time)
         self.operator = OperatorDesk(self)
-        self.time = TimeMaster(self.recorder, self.adapter, self.settings, virtual_time,
-                               lambda: self.current_phase().date, self.agent.idle)
+        self.time = TimeMaster(
+            self.recorder,
+            self.adapter,
+            self.settings,
+            virtual_time,
+            lambda: self.current_phase().date,
+            self.agent.idle,
+        )
         self._tools = tool_schemas(virtual_time)
         self._slips = hooks.SlipStreak()  # consecutive persona turns that did nothing
         self._phase_started_by_call = False
@@ -96,8 +102,14 @@ class Run:
     def summary(self) -> RunSummary:
         """The run as the report sees it."""
         return RunSummary(
-            run_id=self.run_id, agent=self.adapter.name, bench=self.bench, state=self.state, ended=self.termination,
-            virtual_now=self.clock.now(), tokens=self.meter.as_dict(), provenance=self.provenance,
+            run_id=self.run_id,
+            agent=self.adapter.name,
+            bench=self.bench,
+            state=self.state,
+            ended=self.termination,
+            virtual_now=self.clock.now(),
+            tokens=self.meter.as_dict(),
+            provenance=self.provenance,
         )
 
     async def new_session(self, by_operator: bool = False) -> bool:
@@ -128,7 +140,11 @@ class Run:
         self.recorder.transcript.rollback(self.state.transcript_bytes)
         self.adapter.import_state(self.state.adapter_state)
         self.notebook.freeze_templates()
-        self.emit(RunStarted(run_id=self.run_id, benchmark=self.bench.name, agent=self.adapter.name, resumed=self.resumed))
+        self.emit(
+            RunStarted(
+                run_id=self.run_id, benchmark=self.bench.name, agent=self.adapter.name, resumed=self.resumed
+            )
+        )
         self.set_status("running")
         try:
             await self.adapter.create_session(self.run_id)
@@ -138,13 +154,24 @@ class Run:
         await self.agent.tell_time()
         if self.state.phases_started == 0:
             await self._start_phase(0)
-            self.append_message({"role": "user", "content": self._with_time("Your first phase:\n\n" + self.state.phase_text)}, phase_start=True)
+            self.append_message(
+                {"role": "user", "content": self._with_time("Your first phase:\n\n" + self.state.phase_text)},
+                phase_start=True,
+            )
         elif self.state.finished and self.state.phases_started < len(self.bench.phases):
             # chapters were appended to a finished benchmark: continue the story
             self.state.finished = False
             self.state.reported = False
             await self._start_phase(self.state.phases_started)
-            self.append_message({"role": "user", "content": self._with_time("The story continues. Your next phase:\n\n" + self.state.phase_text)}, phase_start=True)
+            self.append_message(
+                {
+                    "role": "user",
+                    "content": self._with_time(
+                        "The story continues. Your next phase:\n\n" + self.state.phase_text
+                    ),
+                },
+                phase_start=True,
+            )
         self.save()
 
     async def _loop(self) -> TerminationReason:
@@ -214,49 +241,32 @@ class Run:
         system = self._system_prompt()
         self._maybe_compact(system)
         completion = await self.persona_model.complete(
-            [{"role": "system", "content": system}, *self.state.persona_messages], self._tools)
+            [{"role": "system", "content": system}, *self.state.persona_messages], self._tools
+        )
         self.state.persona_turns_in_phase += 1
         await self._handle_completion(completion)
 
     async def _handle_completion(self, completion: Completion) -> None:
         if completion.reasoning:
             self.emit(PersonaThinking(text=completion.reasoning))
-        content = (completion.content or "").strip()
-        echo = hooks.imitates_agent(completion, recent_replies(self.state.persona_messages, REPLY_PREFIX)) if self.settings.echo_guard else None
-        if echo:  # never delivered: the model is told why and does the step again
-            self._slips.add(f"echo: {echo}")
-            self.emit(HookFired(hook="echo_guard", detail=f"{echo}; nothing was sent or done"))
-            self.append_message(completion.as_message())
-            error = hooks.echo_error(echo)
-            for call in completion.tool_calls:
-                self.append_message({"role": "tool", "tool_call_id": call.id, "content": error})
-            if not completion.tool_calls:
-                self.append_message({"role": "user", "content": error})
+        recent = recent_replies(self.state.persona_messages, REPLY_PREFIX)
+        refusal = hooks.refuse(completion, recent, self.settings.echo_guard, self.settings.plain_text_guard)
+        if refusal is not None:  # nothing reaches the agent: the model is told why and tries again
+            self._slips.add(refusal.slip)
+            for event in refusal.events:
+                self.emit(event)
+            for message in refusal.messages:
+                self.append_message(message)
             self.save()
             return
-        if not completion.tool_calls:
-            if not content:
-                self._slips.add("empty completion")
-                self.emit(ErrorOccurred(message="the persona model returned an empty completion", where="persona model"))
-                self.append_message({"role": "user", "content": hooks.EMPTY_ERROR})
-                self.save()
-                return
-            if self.settings.plain_text_guard:
-                self._slips.add("plain text instead of a tool call")
-                self.emit(PersonaThinking(text=content))
-                self.emit(HookFired(hook="plain_text_guard", detail="plain text instead of send_message"))
-                self.append_message({"role": "assistant", "content": content})
-                self.append_message({"role": "user", "content": hooks.PLAIN_TEXT_ERROR})
-                self.save()
-                return
-            # without the guard, plain text goes to the agent as a message (a naive harness)
-            self._slips.clear()
+        self._slips.clear()
+        content = (completion.content or "").strip()
+        if not completion.tool_calls:  # plain text without the guard goes to the agent (a naive harness)
             self.append_message({"role": "assistant", "content": content})
             reply = await self.agent.deliver(content)
             self.append_message({"role": "user", "content": reply})
             self.save()
             return
-        self._slips.clear()
         if content:
             self.emit(PersonaThinking(text=content))
         self.append_message(completion.as_message())
@@ -308,9 +318,12 @@ class Run:
         """In virtual-time scenarios the persona is always told what time it is."""
         return f"{text}\n\n{now_line(self.clock.now())}" if self.bench.time_master else text
 
-    async def tool_log_evaluation(self, check_id: str, score: float, attempt: int, answer: str, comment: str) -> str:
-        return grading.log_evaluation(self.state, self.bench, self.current_phase(), self.emit,
-                                      check_id, score, attempt, answer, comment)
+    async def tool_log_evaluation(
+        self, check_id: str, score: float, attempt: int, answer: str, comment: str
+    ) -> str:
+        return grading.log_evaluation(
+            self.state, self.bench, self.current_phase(), self.emit, check_id, score, attempt, answer, comment
+        )
 
     async def tool_wait(self, until: str) -> str:
         return await self.time.wait(until)
@@ -321,27 +334,7 @@ class Run:
         return self.bench.phases[min(self.state.phase_index, len(self.bench.phases) - 1)]
 
     async def _start_phase(self, index: int) -> None:
-        phase = self.bench.phases[index]
-        self.state.phase_index = index
-        self.state.phases_started = max(self.state.phases_started, index + 1)
-        self.state.persona_turns_in_phase = 0
-        self.state.phase_first_message = self.state.messages_sent
-        grading.forget_exchange(self.state)
-        vars_: dict[str, Any] = {}
-        host = _JsHost(self)
-        if phase.js:
-            try:
-                vars_ = await run_block(phase.js, host)
-            except JsBlockError as exc:
-                line = phase.js_line + exc.line - 1 if exc.line else phase.js_line - 1  # 0: the whole block
-                self.emit(ErrorOccurred(message=f"{phase.chapter}:{line}: {exc}", where="js"))
-        self.state.phase_vars = {k: v for k, v in vars_.items() if k in ("require_all_facts", "require_all_checks")}
-        directed = bool(phase_directives(self.bench).get(index))
-        text = render_phase(phase, len(self.bench.phases), self.state.start_date, self.state.phase_vars, directed)
-        if host.switched:
-            text += f"\n\n[Platform note: {SESSION_SWITCH_NOTE}]"
-        self.state.phase_text = text
-        self.emit(PhaseStarted(index=index, total=len(self.bench.phases), chapter=phase.chapter, title=phase.title, text=self.state.phase_text))
+        await start_phase(self.state, self.bench, index, self.agent.new_session, self.emit)
 
     def append_message(self, message: dict[str, Any], phase_start: bool = False) -> None:
         if phase_start:
@@ -355,33 +348,35 @@ class Run:
 
     def _system_prompt(self) -> str:
         return build_system_prompt(
-            self.notebook.show(self.bench.instructions), self.notebook.render(self.state.sheets["profile"]),
-            sorted(self.state.sheets), self.bench.time_master,
+            self.notebook.show(self.bench.instructions),
+            self.notebook.render(self.state.sheets["profile"]),
+            sorted(self.state.sheets),
+            self.bench.time_master,
         )
 
     def _maybe_compact(self, system: str) -> None:
         result = compact(
-            system, self.state.persona_messages, self.state.phase_starts,
-            self.settings.compaction_max_tokens, self.settings.compaction_trim_to_tokens, self.notebook.render_loaded,
+            system,
+            self.state.persona_messages,
+            self.state.phase_starts,
+            self.settings.compaction_max_tokens,
+            self.settings.compaction_trim_to_tokens,
+            self.notebook.render_loaded,
         )
         if result is None:
             return
         self.state.persona_messages = result.messages
         self.state.phase_starts = result.phase_starts
         self.state.persona_compactions += 1
-        self.emit(PersonaCompacted(tokens_before=result.tokens_before, tokens_after=result.tokens_after, estimated=result.estimated))
+        self.emit(
+            PersonaCompacted(
+                tokens_before=result.tokens_before,
+                tokens_after=result.tokens_after,
+                estimated=result.estimated,
+            )
+        )
         self.save()
 
     def command(self, command: Command) -> None:
         """A front end's command: applied between persona turns (``engine.operator``)."""
         self.operator.command(command)
-
-
-class _JsHost:
-    def __init__(self, run: Run) -> None:
-        self.run = run
-        self.switched = False
-
-    async def new_session(self) -> None:
-        self.switched = await self.run.agent.new_session() or self.switched
-

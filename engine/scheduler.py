@@ -151,7 +151,11 @@ class Scheduler:
     def view(self, run_id: str) -> RunView:
         slot = self.slots[run_id]
         run_cfg = self.config.runs.get(run_id)
-        base = RunView(run_id=run_id, benchmark=run_cfg.benchmark if run_cfg else "", agent=run_cfg.agent if run_cfg else "")
+        base = RunView(
+            run_id=run_id,
+            benchmark=run_cfg.benchmark if run_cfg else "",
+            agent=run_cfg.agent if run_cfg else "",
+        )
         if slot.run is not None:
             return run_view(slot.run, running=self.running(run_id))
         if slot.error:
@@ -178,15 +182,20 @@ class Scheduler:
         except BuildError:
             total = state.phases_started
         evaluations = list(state.evaluations.values())
-        return base.model_copy(update={
-            "status": "finished" if state.finished else "idle",
-            "reason": "" if state.finished else "stopped; start to resume",
-            "phase_index": state.phase_index, "total_phases": total,
-            "evaluations": len(evaluations),
-            "average": sum(e.effective for e in evaluations) / len(evaluations) if evaluations else None,
-            "agent_compactions": len(state.agent_observations), "clock": state.clock_now,
-            "clock_jumps": state.clock_jumps,
-        })
+        return base.model_copy(
+            update={
+                "status": "finished" if state.finished else "idle",
+                "reason": "" if state.finished else "stopped; start to resume",
+                "phase_index": state.phase_index,
+                "total_phases": total,
+                "evaluations": len(evaluations),
+                "average": sum(e.effective for e in evaluations) / len(evaluations) if evaluations else None,
+                "agent_compactions": len(state.agent_observations),
+                "clock": state.clock_now,
+                "clock_jumps": state.clock_jumps,
+            }
+        )
+
 
 def run_view(run: Run, running: bool = True) -> RunView:
     state, bench = run.state, run.bench
@@ -195,19 +204,30 @@ def run_view(run: Run, running: bool = True) -> RunView:
     status = state.status if running else ("finished" if state.finished else state.status)
     untold = {name: run.notebook.untold(name) for name in state.loaded_sheets if name in state.sheets}
     return RunView(
-        run_id=run.run_id, benchmark=bench.name, agent=run.adapter.name,
+        run_id=run.run_id,
+        benchmark=bench.name,
+        agent=run.adapter.name,
         status=status,
-        reason=state.reason, phase_index=state.phase_index, total_phases=len(bench.phases),
-        chapter=phase.chapter, phase_title=phase.title, phase_text=state.phase_text,
+        reason=state.reason,
+        phase_index=state.phase_index,
+        total_phases=len(bench.phases),
+        chapter=phase.chapter,
+        phase_title=phase.title,
+        phase_text=state.phase_text,
         checks=[
-            CheckView(check=c, graded=c.id in state.evaluations,
-                      score=state.evaluations[c.id].effective if c.id in state.evaluations else None)
+            CheckView(
+                check=c,
+                graded=c.id in state.evaluations,
+                score=state.evaluations[c.id].effective if c.id in state.evaluations else None,
+            )
             for c in phase.checks
         ],
         untold={k: v for k, v in untold.items() if v},
         gates=[] if state.finished else gate_problems(state, bench, run.clock.now()),
         evaluations=len(evaluations),
         average=sum(e.effective for e in evaluations) / len(evaluations) if evaluations else None,
-        agent_compactions=len(state.agent_observations), clock=run.clock.iso(), clock_jumps=state.clock_jumps,
+        agent_compactions=len(state.agent_observations),
+        clock=run.clock.iso(),
+        clock_jumps=state.clock_jumps,
         virtual_time=bench.time_master,
     )

@@ -63,9 +63,15 @@ class RunState(BaseModel):
     # what the grading contract and the trap-write gates read (SPEC §4 as amended: strict grading)
     messages_sent: int = 0  # persona messages delivered to the agent, over the whole run
     phase_first_message: int = 0  # messages_sent when the current phase began
-    changed_at: dict[str, int] = Field(default_factory=dict)  # "sheet id" -> messages_sent when last edited/added
-    last_replies: list[str] = Field(default_factory=list)  # the agent's replies to the latest message (bounded)
-    sent_since_grade: list[str] = Field(default_factory=list)  # persona messages since the last grade (bounded)
+    changed_at: dict[str, int] = Field(
+        default_factory=dict
+    )  # "sheet id" -> messages_sent when last edited/added
+    last_replies: list[str] = Field(
+        default_factory=list
+    )  # the agent's replies to the latest message (bounded)
+    sent_since_grade: list[str] = Field(
+        default_factory=list
+    )  # persona messages since the last grade (bounded)
     graded_at: dict[str, int] = Field(default_factory=dict)  # check id -> messages_sent at its last grade
     persona_compactions: int = 0
     agent_observations: list[AgentCompacted] = Field(default_factory=list)
@@ -147,4 +153,6 @@ def load_state(path: Path) -> RunState | None:
     try:
         return RunState.model_validate_json(path.read_text(encoding="utf-8"))
     except (ValidationError, ValueError) as exc:
-        raise StateError(f"{path}: unreadable run state ({str(exc).splitlines()[0]}); delete the folder to restart") from None
+        raise StateError(
+            f"{path}: unreadable run state ({str(exc).splitlines()[0]}); delete the folder to restart"
+        ) from None

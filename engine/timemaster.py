@@ -22,8 +22,15 @@ class TimeMaster:
     """``phase_day`` gives the current phase's date (its date line) if it has one; ``agent_idle`` asks the
     agent channel whether the agent sleeps."""
 
-    def __init__(self, recorder: Recorder, adapter: AgentAdapter, settings: RunSettings, virtual_time: bool,
-                 phase_day: Callable[[], date | None], agent_idle: Callable[[], Awaitable[bool]]) -> None:
+    def __init__(
+        self,
+        recorder: Recorder,
+        adapter: AgentAdapter,
+        settings: RunSettings,
+        virtual_time: bool,
+        phase_day: Callable[[], date | None],
+        agent_idle: Callable[[], Awaitable[bool]],
+    ) -> None:
         self.rec = recorder
         self.adapter = adapter
         self.settings = settings

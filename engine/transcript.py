@@ -45,4 +45,3 @@ def read_events(path: Path) -> Iterator[Event]:
                     yield parse_event(line)
                 except ValueError:
                     continue
-

@@ -247,6 +247,10 @@ def make_app(
 ) -> MmbApp:
     """The app over ``engine``; ``clock_frozen`` stops the clock ticks (snapshots), ``watch`` the file watch."""
     return MmbApp(
-        engine, Path(config_path), _results_dir(Path(config_path)), clock_frozen=clock_frozen, watch=watch,
+        engine,
+        Path(config_path),
+        _results_dir(Path(config_path)),
+        clock_frozen=clock_frozen,
+        watch=watch,
         start=start,
     )

@@ -20,8 +20,15 @@ FORGETFUL = "fixture_agents:ForgetfulAgent"
 """The in-process test agent (``tests/fixture_agents.py``) as a config names it."""
 
 
-def make_config(tmp_path: Path, runs: dict[str, dict[str, Any]], benchmarks: Path = TEST_BENCHMARKS, **extra: Any) -> Config:
-    raw: dict[str, Any] = {"persona": {"model": "scripted/persona"}, "runs": runs, "benchmarks_dir": str(benchmarks), "results_dir": str(tmp_path / "results")}
+def make_config(
+    tmp_path: Path, runs: dict[str, dict[str, Any]], benchmarks: Path = TEST_BENCHMARKS, **extra: Any
+) -> Config:
+    raw: dict[str, Any] = {
+        "persona": {"model": "scripted/persona"},
+        "runs": runs,
+        "benchmarks_dir": str(benchmarks),
+        "results_dir": str(tmp_path / "results"),
+    }
     raw.update(extra)
     (tmp_path / "config.jsonc").write_text(json.dumps(raw, indent=2))
     return parse_config(json.dumps(raw), str(tmp_path / "config.jsonc"), tmp_path)
@@ -34,7 +41,9 @@ def fast(settings: RunSettings) -> None:
     settings.agent_poll_seconds = 0.001
 
 
-async def play(config: Config, run_id: str, tune: Callable[[RunSettings], None] | None = fast, **kwargs: Any) -> Run:
+async def play(
+    config: Config, run_id: str, tune: Callable[[RunSettings], None] | None = fast, **kwargs: Any
+) -> Run:
     run = build_run(config, run_id, tune=tune, **kwargs)
     await run.run()
     return run

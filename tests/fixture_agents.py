@@ -49,7 +49,9 @@ class ForgetfulAgent(AgentAdapter):
         self.memory.append(user)
         self.replies.append(AgentMessage(seq=len(self.replies) + 1, text=reply, time=self.ctx.clock.iso()))
         if self.compact_every and self.received % self.compact_every == 0:
-            self.pending.append(Observation(tokens_before=1000 * self.received, tokens_after=200, detail="test compaction"))
+            self.pending.append(
+                Observation(tokens_before=1000 * self.received, tokens_after=200, detail="test compaction")
+            )
 
     async def get_responses(self, after_seq: int) -> list[AgentMessage]:
         return [m for m in self.replies if m.seq > after_seq]

@@ -69,15 +69,20 @@ def test_a_total_missing_from_the_answer_is_caught() -> None:
 def test_a_check_without_an_entry_or_without_uses_declares_no_dependencies() -> None:
     for text in (GOOD.split("## 3.2")[0], GOOD.replace("uses: none\n", "")):
         [problem] = check_key_text(text, CHECKS)
-        assert problem.message == ("check 3.2 declares no dependencies (add 'uses: <sheet> <id>, …' or "
-                                   "'uses: none' under '## 3.2' in KEY.md)")
+        assert problem.message == (
+            "check 3.2 declares no dependencies (add 'uses: <sheet> <id>, …' or "
+            "'uses: none' under '## 3.2' in KEY.md)"
+        )
         assert (problem.file, problem.line) == ("KEY.md", 0)  # no chapter known: the key file
     [problem] = check_key_text(GOOD.replace("uses: none\n", ""), CHECKS, chapter_of={"3.2": "chapter3.md"})
     assert (problem.file, problem.line) == ("chapter3.md", 8)  # the check's line in its chapter
 
 
 def test_uses_lines_are_parsed_in_order_and_merged() -> None:
-    text = GOOD.replace("uses: kitchen 1.1, 1.2; bathroom 1.2", "uses: kitchen 1.1, 1.2; bathroom 1.2\nuses: kitchen.md 1.2, 1.10")
+    text = GOOD.replace(
+        "uses: kitchen 1.1, 1.2; bathroom 1.2",
+        "uses: kitchen 1.1, 1.2; bathroom 1.2\nuses: kitchen.md 1.2, 1.10",
+    )
     key = parse_key(text)
     entry = key.entries["3.1"]
     assert entry.uses == [("kitchen", "1.1"), ("kitchen", "1.2"), ("bathroom", "1.2"), ("kitchen", "1.10")]
@@ -90,11 +95,16 @@ def test_malformed_uses_lines_are_reported() -> None:
     text = GOOD.replace("uses: none", "uses: none\nuses: kitchen 1.1") + "uses: kitchen 1.1\n"
     text = text.replace("uses: kitchen 1.1, 1.2; bathroom 1.2", "uses: kitchen 1.x; bathroom")
     found = messages(check_key_text(text, CHECKS))
-    assert "entry 3.1: '1.x' in uses is not a fact id like 1.2: write 'uses: <sheet> <id>, <id>; <sheet> <id>' or 'uses: none'" in found
+    assert (
+        "entry 3.1: '1.x' in uses is not a fact id like 1.2: write 'uses: <sheet> <id>, <id>; <sheet> <id>' or 'uses: none'"
+        in found
+    )
     assert any(m.startswith("entry 3.1: malformed uses 'bathroom'") for m in found)
     assert "entry 3.2: facts beside an earlier 'uses: none'" in found
     outside = GOOD.replace("## Traps\n", "## Traps\nuses: kitchen 1.1\n")
-    assert "'uses:' outside an entry: put it under a '## <check id>' heading" in messages(check_key_text(outside, CHECKS))
+    assert "'uses:' outside an entry: put it under a '## <check id>' heading" in messages(
+        check_key_text(outside, CHECKS)
+    )
 
 
 def test_uses_must_name_known_sheets_and_facts_that_exist() -> None:
@@ -102,7 +112,10 @@ def test_uses_must_name_known_sheets_and_facts_that_exist() -> None:
     found = check_key_text(GOOD.replace("bathroom 1.2", "bathroom 1.2; garage 2.1"), CHECKS, facts=facts)
     line = GOOD.splitlines().index("uses: kitchen 1.1, 1.2; bathroom 1.2") + 1
     assert [(p.line, p.message) for p in found] == [
-        (line, "entry 3.1: uses names bathroom 1.2, which is neither in bathroom.md nor added by any 'Add to bathroom' line"),
+        (
+            line,
+            "entry 3.1: uses names bathroom 1.2, which is neither in bathroom.md nor added by any 'Add to bathroom' line",
+        ),
         (line, "entry 3.1: uses names sheet 'garage', which does not exist (sheets: bathroom, kitchen)"),
     ]
     assert check_key_text(GOOD, CHECKS, facts={"kitchen": {"1.1", "1.2"}, "bathroom": {"1.2"}}) == []
@@ -148,7 +161,11 @@ def test_evaluate_handles_products_separators_and_minus() -> None:
 
 def test_numbers_in_normalises_thousands_and_dollars() -> None:
     assert numbers_in("$1,740 — 5.2 × 4.0 m (20.8 m²), about $850.") == [
-        Decimal(1740), Decimal("5.2"), Decimal("4.0"), Decimal("20.8"), Decimal(850)
+        Decimal(1740),
+        Decimal("5.2"),
+        Decimal("4.0"),
+        Decimal("20.8"),
+        Decimal(850),
     ]
 
 
@@ -162,17 +179,43 @@ def test_parse_key_reads_traps_and_entries() -> None:
 
 def _bench(path: Path) -> Benchmark:
     phase = Phase(index=0, chapter="chapter1.md", title="P", body="x", line=1, checks=CHECKS)
-    kitchen = Sheet(name="kitchen", title="Kitchen", categories=[Category(number=1, name="K", facts=[
-        Fact(id="1.1", text="Cabinets — $1,200"), Fact(id="1.2", text="Worktop — $850")])])
-    bathroom = Sheet(name="bathroom", title="Bathroom", categories=[Category(number=1, name="B", facts=[
-        Fact(id="1.1", text="Floor"), Fact(id="1.2", text="Wall tile — $55 per m²")])])
-    return Benchmark(name="t", path=path, chapters=["chapter1.md"], phases=[phase],
-                     sheets={"kitchen": kitchen, "bathroom": bathroom})
+    kitchen = Sheet(
+        name="kitchen",
+        title="Kitchen",
+        categories=[
+            Category(
+                number=1,
+                name="K",
+                facts=[Fact(id="1.1", text="Cabinets — $1,200"), Fact(id="1.2", text="Worktop — $850")],
+            )
+        ],
+    )
+    bathroom = Sheet(
+        name="bathroom",
+        title="Bathroom",
+        categories=[
+            Category(
+                number=1,
+                name="B",
+                facts=[Fact(id="1.1", text="Floor"), Fact(id="1.2", text="Wall tile — $55 per m²")],
+            )
+        ],
+    )
+    return Benchmark(
+        name="t",
+        path=path,
+        chapters=["chapter1.md"],
+        phases=[phase],
+        sheets={"kitchen": kitchen, "bathroom": bathroom},
+    )
 
 
 def test_without_a_key_every_check_declares_no_dependencies(tmp_path: Path) -> None:
     problems = check_answer_key(_bench(tmp_path))
-    assert [(p.file, p.line) for p in problems] == [(str(tmp_path / "chapter1.md"), 7), (str(tmp_path / "chapter1.md"), 8)]
+    assert [(p.file, p.line) for p in problems] == [
+        (str(tmp_path / "chapter1.md"), 7),
+        (str(tmp_path / "chapter1.md"), 8),
+    ]
     assert all("declares no dependencies" in p.message for p in problems)
     assert check_dependencies(_bench(tmp_path)) == {}
 
@@ -181,7 +224,10 @@ def test_check_answer_key_reads_the_benchmark_folder(tmp_path: Path) -> None:
     (tmp_path / "KEY.md").write_text(GOOD, encoding="utf-8")
     bench = _bench(tmp_path)
     assert check_answer_key(bench) == []
-    assert check_dependencies(bench) == {"3.1": [("kitchen", "1.1"), ("kitchen", "1.2"), ("bathroom", "1.2")], "3.2": []}
+    assert check_dependencies(bench) == {
+        "3.1": [("kitchen", "1.1"), ("kitchen", "1.2"), ("bathroom", "1.2")],
+        "3.2": [],
+    }
     (tmp_path / "KEY.md").write_text(GOOD.replace("= 4,450\n", "= 4,451\n"), encoding="utf-8")
     problems = check_answer_key(_bench(tmp_path))
     assert problems and all(p.file == str(tmp_path / "KEY.md") for p in problems)

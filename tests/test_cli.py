@@ -21,7 +21,9 @@ def _demo_config(tmp_path: Path) -> Path:
     return tmp_path / "config.jsonc"
 
 
-def test_demo_runs_headless_offline_with_full_coverage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_demo_runs_headless_offline_with_full_coverage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config = _demo_config(tmp_path)
     assert main(["--config", str(config), "run", "demo", "--headless"]) == 0
     out = capsys.readouterr().out
@@ -34,7 +36,9 @@ def test_demo_runs_headless_offline_with_full_coverage(tmp_path: Path, capsys: p
     assert "Check coverage: 6/6" in capsys.readouterr().out
 
 
-def test_unknown_run_and_bad_config_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_run_and_bad_config_are_one_line_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config = _demo_config(tmp_path)
     assert main(["--config", str(config), "run", "nope", "--headless"]) == 2
     assert "runs.nope" in capsys.readouterr().err
@@ -61,7 +65,9 @@ def test_config_errors_name_the_key(raw: str, fragment: str) -> None:
 
 
 def test_config_accepts_comments_and_trailing_commas() -> None:
-    config = parse_config('{\n // c\n "runs": {"a": {"benchmark": "demo", "agent": "chatbot", "model": "m",},},\n}')
+    config = parse_config(
+        '{\n // c\n "runs": {"a": {"benchmark": "demo", "agent": "chatbot", "model": "m",},},\n}'
+    )
     assert config.runs["a"].adapter_options() == {"model": "m"}
     assert json.loads(config.model_dump_json())["runs"]["a"]["benchmark"] == "demo"
 

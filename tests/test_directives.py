@@ -39,8 +39,16 @@ def test_adds_get_the_ids_of_the_replay_reusing_deleted_ones(max_bench: Benchmar
     directives = phase_directives(max_bench)
     assert set(directives) == {p.index for p in max_bench.phases}  # every phase, most with no directives
     wine = directives[phase_titled(max_bench, "Renovation — a wine fridge")]
-    assert wine == [Directive("add", "kitchen", "1.8", "Built-in wine fridge, 45 cm wide — $330",
-                              line_of(max_bench, phase_titled(max_bench, "Renovation — a wine fridge"), "Add to"), 1)]
+    assert wine == [
+        Directive(
+            "add",
+            "kitchen",
+            "1.8",
+            "Built-in wine fridge, 45 cm wide — $330",
+            line_of(max_bench, phase_titled(max_bench, "Renovation — a wine fridge"), "Add to"),
+            1,
+        )
+    ]
     fridge_out = directives[phase_titled(max_bench, "Renovation — kitchen, the wine fridge")]
     assert [(d.kind, d.sheet, d.fact_id, d.category) for d in fridge_out] == [
         ("edit", "kitchen", "1.8", None),
@@ -57,8 +65,11 @@ def test_adds_get_the_ids_of_the_replay_reusing_deleted_ones(max_bench: Benchmar
 def test_directive_text_keeps_templates_and_file_lines(max_bench: Benchmark) -> None:
     index = phase_titled(max_bench, "Health — a return")
     found = phase_directives(max_bench)[index]
-    assert [(d.kind, d.sheet, d.fact_id) for d in found] == [("edit", "health", "3.1"), ("add", "health", "2.5"),
-                                                              ("edit", "health", "1.4")]
+    assert [(d.kind, d.sheet, d.fact_id) for d in found] == [
+        ("edit", "health", "3.1"),
+        ("add", "health", "2.5"),
+        ("edit", "health", "1.4"),
+    ]
     assert found[2].text.startswith("Next GP check-up — {{FUTURE:10:days}}")  # templates not rendered
     chapter = (ROOT / "max" / "chapter8.md").read_text(encoding="utf-8").splitlines()
     assert all(chapter[d.line - 1].startswith(("Edit ", "Add to ")) for d in found)
@@ -91,7 +102,9 @@ def test_expected_facts_before_and_after_a_directive_line_within_a_phase(max_ben
 
 def test_expected_facts_cover_every_fact_of_every_sheet(max_bench: Benchmark) -> None:
     start = expected_facts(max_bench, 0, before_line=0)
-    originals = {(name, f.id): f.text for name, s in max_bench.sheets.items() for c in s.categories for f in c.facts}
+    originals = {
+        (name, f.id): f.text for name, s in max_bench.sheets.items() for c in s.categories for f in c.facts
+    }
     assert start == originals
     end = expected_facts(max_bench, len(max_bench.phases) - 1)
     assert set(originals) <= set(end)
@@ -102,7 +115,9 @@ def test_expected_facts_cover_every_fact_of_every_sheet(max_bench: Benchmark) ->
     assert {"1.8", "1.9"} <= known["kitchen"] and "4.3" in known["car"] and "2.6" in known["health"]
 
 
-def test_phase_directives_are_computed_once_per_benchmark(max_bench: Benchmark, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_phase_directives_are_computed_once_per_benchmark(
+    max_bench: Benchmark, monkeypatch: pytest.MonkeyPatch
+) -> None:
     first = phase_directives(max_bench)
     monkeypatch.setattr("engine.benchmark.directives.phase_lines", lambda *_: [])  # no second read
     assert phase_directives(max_bench) == first
@@ -112,18 +127,18 @@ def test_phase_directives_are_computed_once_per_benchmark(max_bench: Benchmark, 
 
 FILES = {
     "benchmark.json": '{"chapters": ["chapter1.md"], "time_master": true, "time_gate": true, '
-                      '"start_time": "2026-03-01 07:00"}',
+    '"start_time": "2026-03-01 07:00"}',
     "profile.md": "# Pat\n\n## 1. Me\n1.1 Pat Lee, 40\n1.2 Lives in York\n\n## 2. Pets\n2.1 A cat\n2.2 —\n",
     "chapter1.md": (
-        "## Day 1\n"                                           # 1
-        "```js\n"                                              # 2
-        "vars.require_all_facts = \"profile\";\n"              # 3
-        "```\n"                                                # 4
-        "2026-03-01, Sun\n"                                    # 5
-        "08:00 — Edit profile 1.2: Lives in Leeds\n"           # 6  an anchor's action line is read too
-        "- Add to profile category 2: A dog, Rex\n"            # 7  list marks are stripped
-        "  * Add to profile category 2: A goldfish\n"          # 8
-        "Add to profile category 9: no such category\n"        # 9  its id cannot be given
+        "## Day 1\n"  # 1
+        "```js\n"  # 2
+        'vars.require_all_facts = "profile";\n'  # 3
+        "```\n"  # 4
+        "2026-03-01, Sun\n"  # 5
+        "08:00 — Edit profile 1.2: Lives in Leeds\n"  # 6  an anchor's action line is read too
+        "- Add to profile category 2: A dog, Rex\n"  # 7  list marks are stripped
+        "  * Add to profile category 2: A goldfish\n"  # 8
+        "Add to profile category 9: no such category\n"  # 9  its id cannot be given
         "Mention that Edit profile 1.1: is not a directive\n"  # 10
     ),
 }
@@ -152,8 +167,15 @@ def test_list_marks_and_anchors_are_stripped_and_bad_adds_get_no_id(tmp_path: Pa
 
 
 def test_an_edit_of_a_fact_that_does_not_exist_yet_is_a_problem(tmp_path: Path) -> None:
-    files = dict(FILES, **{"chapter1.md": FILES["chapter1.md"].replace(
-        "Add to profile category 9: no such category\n", "Edit profile 2.4: too early\nAdd to profile category 2: Fish\n")})
+    files = dict(
+        FILES,
+        **{
+            "chapter1.md": FILES["chapter1.md"].replace(
+                "Add to profile category 9: no such category\n",
+                "Edit profile 2.4: too early\nAdd to profile category 2: Fish\n",
+            )
+        },
+    )
     _, problems = validate_benchmark(write(tmp_path, files))
     assert [(Path(p.file).name, p.line) for p in problems] == [("chapter1.md", 9), ("chapter1.md", 11)]
     assert problems[0].message.startswith("Edit profile 2.4: the sheet has no fact 2.4 at this point")

@@ -82,7 +82,9 @@ async def test_restart_from_scratch_and_view_of_a_stopped_run(tmp_path: Path) ->
     assert (config.results_path() / "report.md").read_text().count("## ") == 2
 
 
-async def test_an_edited_phase_not_yet_started_is_picked_up_and_a_broken_edit_is_refused(tmp_path: Path) -> None:
+async def test_an_edited_phase_not_yet_started_is_picked_up_and_a_broken_edit_is_refused(
+    tmp_path: Path,
+) -> None:
     bench_root = tmp_path / "benches"
     shutil.copytree(TEST_BENCHMARKS / "full", bench_root / "full")
     config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL}}, benchmarks=bench_root)

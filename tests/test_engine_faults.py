@@ -36,18 +36,28 @@ async def test_hooks_fire_on_injected_misbehaviour_and_the_run_recovers(tmp_path
 
 async def test_hooks_off_plain_text_goes_to_the_agent(tmp_path: Path) -> None:
     persona = "scripted/persona?faults=3:plain_text"
-    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL, "persona": persona}},
-                         hooks={"plain_text_guard": False, "echo_guard": False})
+    config = make_config(
+        tmp_path,
+        {"r": {"benchmark": "full", "agent": FORGETFUL, "persona": persona}},
+        hooks={"plain_text_guard": False, "echo_guard": False},
+    )
     run = await play(config, "r")
     assert not kinds(events(config, "r"), "hook_fired")
     assert run.termination is TerminationReason.FINISHED
 
 
 async def test_recovery_from_every_transport_fault(tmp_path: Path, server_port: int) -> None:
-    models = {"p": {"base_url": f"http://127.0.0.1:{server_port}/v1",
-                    "model": "scripted/persona?faults=2:429,4:500,6:hang,8:bad_args,10:empty,12:plain_text,14:echo",
-                    "timeout": 1.5, "max_retries": 3}}
-    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL, "persona": "p"}}, models=models)
+    models = {
+        "p": {
+            "base_url": f"http://127.0.0.1:{server_port}/v1",
+            "model": "scripted/persona?faults=2:429,4:500,6:hang,8:bad_args,10:empty,12:plain_text,14:echo",
+            "timeout": 1.5,
+            "max_retries": 3,
+        }
+    }
+    config = make_config(
+        tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL, "persona": "p"}}, models=models
+    )
     run = await play(config, "r")
     assert run.termination is TerminationReason.FINISHED
     assert len(run.state.evaluations) == 5
@@ -56,21 +66,34 @@ async def test_recovery_from_every_transport_fault(tmp_path: Path, server_port: 
 
 async def test_a_dead_model_puts_the_run_in_waiting_without_losing_anything(tmp_path: Path) -> None:
     models = {"p": {"base_url": "http://127.0.0.1:9/v1", "model": "x", "timeout": 0.5, "max_retries": 0}}
-    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL, "persona": "p"}}, models=models)
+    config = make_config(
+        tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL, "persona": "p"}}, models=models
+    )
     run = await play(config, "r")
     assert run.termination is TerminationReason.WAITING
     assert run.state.status == "waiting" and "persona model" in run.state.reason
-    assert "Incomplete: waiting" in (config.results_path() / "report.md").read_text()  # resumable, reported so far
+    assert (
+        "Incomplete: waiting" in (config.results_path() / "report.md").read_text()
+    )  # resumable, reported so far
     assert (config.results_path() / "r" / "state.json").exists()
     assert run.state.phases_started == 1
 
 
-async def test_api_keys_never_reach_results(tmp_path: Path, server_port: int, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_api_keys_never_reach_results(
+    tmp_path: Path, server_port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     secret = "sk-test-SECRET-5f1e2d3c4b5a69788796"
     monkeypatch.setenv("MMB_TEST_KEY", secret)
     endpoint = {"base_url": f"http://127.0.0.1:{server_port}/v1", "api_key_env": "MMB_TEST_KEY"}
-    models = {"p": {**endpoint, "model": "scripted/persona?faults=2:429"}, "a": {**endpoint, "model": "scripted/recall"}}
-    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": "chatbot", "model": "a", "persona": "p"}}, models=models)
+    models = {
+        "p": {**endpoint, "model": "scripted/persona?faults=2:429"},
+        "a": {**endpoint, "model": "scripted/recall"},
+    }
+    config = make_config(
+        tmp_path,
+        {"r": {"benchmark": "full", "agent": "chatbot", "model": "a", "persona": "p"}},
+        models=models,
+    )
     run = await play(config, "r")
     assert run.termination is TerminationReason.FINISHED
     files = [p for p in config.results_path().rglob("*") if p.is_file()]
@@ -84,7 +107,9 @@ async def test_missing_key_is_a_clear_one_line_error(tmp_path: Path, monkeypatch
 
     monkeypatch.delenv("MMB_ABSENT_KEY", raising=False)
     models = {"p": {"base_url": "http://127.0.0.1:9/v1", "model": "x", "api_key_env": "MMB_ABSENT_KEY"}}
-    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL, "persona": "p"}}, models=models)
+    config = make_config(
+        tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL, "persona": "p"}}, models=models
+    )
     with pytest.raises(BuildError, match="MMB_ABSENT_KEY is not set") as info:
         build_run(config, "r")
     assert "\n" not in str(info.value)
@@ -102,8 +127,12 @@ async def test_an_agent_that_fails_is_revived_and_the_run_goes_on(tmp_path: Path
 
 
 async def test_provider_reasoning_is_kept_as_persona_thinking(tmp_path: Path, server_port: int) -> None:
-    models = {"p": {"base_url": f"http://127.0.0.1:{server_port}/v1", "model": "scripted/persona?reasoning=1"}}
-    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL, "persona": "p"}}, models=models)
+    models = {
+        "p": {"base_url": f"http://127.0.0.1:{server_port}/v1", "model": "scripted/persona?reasoning=1"}
+    }
+    config = make_config(
+        tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL, "persona": "p"}}, models=models
+    )
     await play(config, "r")
     thinking = kinds(events(config, "r"), "persona_thinking")
     assert thinking and all(e.text.strip() for e in thinking)

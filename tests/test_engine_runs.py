@@ -49,7 +49,9 @@ async def test_full_scenario_against_a_forgetful_agent(tmp_path: Path) -> None:
 
 
 async def test_ignore_session_break_keeps_the_context(tmp_path: Path) -> None:
-    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL, "ignore_session_break": True}})
+    config = make_config(
+        tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL, "ignore_session_break": True}}
+    )
     run = await play(config, "r")
     assert run.state.evaluations["2.1"].attempt == 1
     assert run.state.evaluations["2.1"].effective == 10.0
@@ -58,7 +60,9 @@ async def test_ignore_session_break_keeps_the_context(tmp_path: Path) -> None:
 
 
 async def test_chatbot_control_never_clears_its_context(tmp_path: Path) -> None:
-    config = make_config(tmp_path, {"c": {"benchmark": "full", "agent": "chatbot", "model": "scripted/recall"}})
+    config = make_config(
+        tmp_path, {"c": {"benchmark": "full", "agent": "chatbot", "model": "scripted/recall"}}
+    )
     run = await play(config, "c")
     assert run.termination is TerminationReason.FINISHED
     assert run.state.evaluations["2.1"].attempt == 1  # the "new session" was a no-op
@@ -85,7 +89,11 @@ async def test_gates_block_next_phase_until_facts_are_told(tmp_path: Path) -> No
 
 
 async def test_persona_compaction_reinjects_profile_and_sheets(tmp_path: Path) -> None:
-    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL}}, compaction={"max_tokens": 2500, "trim_to_tokens": 800})
+    config = make_config(
+        tmp_path,
+        {"r": {"benchmark": "full", "agent": FORGETFUL}},
+        compaction={"max_tokens": 2500, "trim_to_tokens": 800},
+    )
     run = await play(config, "r")
     assert run.termination is TerminationReason.FINISHED
     compactions = kinds(events(config, "r"), "persona_compacted")
@@ -106,7 +114,9 @@ async def test_appending_a_chapter_continues_a_finished_run(tmp_path: Path) -> N
     )
     with open(bench_root / "full" / "KEY.md", "a") as key:
         key.write("\n## 3.1\nuses: pets 1.3\n")
-    (bench_root / "full" / "benchmark.json").write_text('{"chapters": ["chapter1.md", "chapter2.md", "chapter3.md"]}')
+    (bench_root / "full" / "benchmark.json").write_text(
+        '{"chapters": ["chapter1.md", "chapter2.md", "chapter3.md"]}'
+    )
     run = await play(config, "r")
     assert run.termination is TerminationReason.FINISHED
     assert "3.1" in run.state.evaluations and len(run.state.evaluations) == 6

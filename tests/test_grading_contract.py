@@ -43,8 +43,12 @@ async def refused(run: Run, name: str, **args: Any) -> str:
 
 async def tell_pets(run: Run) -> None:
     await call(run, "facts_read", sheet="pets")
-    await call(run, "send_message", text="Rex is a five-year-old collie who eats 300 g of dry food a day; his vet is "
-               "Dr Hughes on Albany Road. Four goldfish live in a 60-litre tank; its filter was replaced in May.")
+    await call(
+        run,
+        "send_message",
+        text="Rex is a five-year-old collie who eats 300 g of dry food a day; his vet is "
+        "Dr Hughes on Albany Road. Four goldfish live in a 60-litre tank; its filter was replaced in May.",
+    )
     await call(run, "facts_mark_told", sheet="pets", ids=["1.1", "1.2", "1.3", "2.1", "2.2"])
     await call(run, "next_phase")  # → phase 2 "Changes"
 
@@ -60,7 +64,9 @@ async def finish(run: Run) -> None:
 
 async def test_a_check_of_a_later_phase_is_refused_with_this_phases_checks(tmp_path: Path) -> None:
     run = await started(tmp_path)
-    error = await refused(run, "log_evaluation", check_id="2.1", score=10, attempt=1, answer="250 g", comment="")
+    error = await refused(
+        run, "log_evaluation", check_id="2.1", score=10, attempt=1, answer="250 g", comment=""
+    )
     assert "not part of the current phase" in error and "this phase has no checks" in error
     assert not run.state.evaluations
     await finish(run)
@@ -86,7 +92,9 @@ async def test_grading_before_asking_then_attempt_two_first_then_a_regrade(tmp_p
     error = await refused(run, "log_evaluation", check_id="1.1", score=10, attempt=2, answer="x", comment="")
     assert "needs a further message" in error
     await call(run, "send_message", text="Please search your memory: who is Rex's vet?")
-    result = await call(run, "log_evaluation", check_id="1.1", score=10, attempt=2, answer="Dr Hughes", comment="")
+    result = await call(
+        run, "log_evaluation", check_id="1.1", score=10, attempt=2, answer="Dr Hughes", comment=""
+    )
     assert "replaces the earlier grade 0/10, attempt 1" in result
     logged = kinds(transcript(run), "evaluation_logged")
     assert [(e.attempt, e.score) for e in logged] == [(1, 0), (2, 10)]  # both stay in the transcript
@@ -142,7 +150,9 @@ async def test_a_skipped_trap_write_makes_a_persona_fault_not_an_agent_score(tmp
     await tell_pets(run)
     await run.tool_next_phase(force=True)  # the operator forces past the edits: Rex's food stays 300 g
     await call(run, "send_message", text="How much dry food does Rex eat a day now?")
-    result = await call(run, "log_evaluation", check_id="2.1", score=0, attempt=1, answer="300 g", comment="stale")
+    result = await call(
+        run, "log_evaluation", check_id="2.1", score=0, attempt=1, answer="300 g", comment="stale"
+    )
     assert "persona fault" in result
     fault = run.state.evaluations["2.1"].persona_fault
     assert "pets 1.2 holds 'Rex eats 300 g of dry food a day'" in fault and REX_FOOD in fault
@@ -156,7 +166,9 @@ async def test_after_a_session_switch_the_persona_is_told(tmp_path: Path) -> Non
     exam = [e for e in kinds(events(config, "r"), "phase_started") if e.title == "The exam"][0]
     assert "started a new conversation" in exam.text and "long-term memory" in exam.text
     (tmp_path / "i").mkdir()
-    ignored = make_config(tmp_path / "i", {"r": {"benchmark": "full", "agent": FORGETFUL, "ignore_session_break": True}})
+    ignored = make_config(
+        tmp_path / "i", {"r": {"benchmark": "full", "agent": FORGETFUL, "ignore_session_break": True}}
+    )
     await play(ignored, "r")
     exam = [e for e in kinds(events(ignored, "r"), "phase_started") if e.title == "The exam"][0]
     assert "new conversation" not in exam.text
@@ -165,9 +177,14 @@ async def test_after_a_session_switch_the_persona_is_told(tmp_path: Path) -> Non
 def test_the_compaction_note_claims_nothing_about_the_assistant() -> None:
     from engine.persona.context import compact
 
-    messages = [{"role": "user", "content": "x" * 400}, {"role": "assistant", "content": "y" * 400},
-                {"role": "user", "content": "z" * 40}]
-    result = compact("system", messages, [0, 2], max_tokens=100, trim_to_tokens=50, reinjected=lambda: "profile")
+    messages = [
+        {"role": "user", "content": "x" * 400},
+        {"role": "assistant", "content": "y" * 400},
+        {"role": "user", "content": "z" * 40},
+    ]
+    result = compact(
+        "system", messages, [0, 2], max_tokens=100, trim_to_tokens=50, reinjected=lambda: "profile"
+    )
     assert result is not None
     note = str(result.messages[0]["content"])
     assert "still has it" not in note and "assistant" not in note.lower()
@@ -180,15 +197,20 @@ async def test_an_echo_is_never_delivered_and_the_model_is_told_why(tmp_path: Pa
     assert run.termination is TerminationReason.FINISHED
     evts = events(config, "r")
     assert [e.hook for e in kinds(evts, "hook_fired")] == ["echo_guard"]
-    answered = [m for m in run.state.persona_messages if str(m.get("content") or "").startswith("ERROR: echo guard")]
+    answered = [
+        m for m in run.state.persona_messages if str(m.get("content") or "").startswith("ERROR: echo guard")
+    ]
     assert answered or run.state.persona_compactions  # the model saw the reason (unless compacted away)
     assert not any(e.text.startswith("Assistant:") for e in kinds(evts, "message_sent"))
 
 
 async def test_a_persona_that_keeps_slipping_stops_as_stuck(tmp_path: Path) -> None:
     persona = "scripted/persona?faults=" + ",".join(f"{n}:echo" for n in range(3, 12))
-    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL, "persona": persona}},
-                         persona={"model": "scripted/persona", "stuck_after": 3})
+    config = make_config(
+        tmp_path,
+        {"r": {"benchmark": "full", "agent": FORGETFUL, "persona": persona}},
+        persona={"model": "scripted/persona", "stuck_after": 3},
+    )
     run = await play(config, "r")
     assert run.termination is TerminationReason.WAITING
     assert run.state.status == "waiting" and run.state.reason.startswith("persona stuck (3 turns in a row")
@@ -196,11 +218,14 @@ async def test_a_persona_that_keeps_slipping_stops_as_stuck(tmp_path: Path) -> N
     assert len(kinds(events(config, "r"), "hook_fired")) == 3
 
 
-
 async def test_date_templates_are_rendered_once_into_the_live_sheets(tmp_path: Path) -> None:
-    config = make_config(tmp_path, {"m": {"benchmark": "max", "agent": "chatbot"}}, benchmarks=ROOT / "benchmarks")
+    config = make_config(
+        tmp_path, {"m": {"benchmark": "max", "agent": "chatbot"}}, benchmarks=ROOT / "benchmarks"
+    )
     run = build_run(config, "m", tune=fast)
-    assert any("{{" in f.text for s in run.state.sheets.values() for f in s.live_facts())  # raw in the benchmark
+    assert any(
+        "{{" in f.text for s in run.state.sheets.values() for f in s.live_facts()
+    )  # raw in the benchmark
     await run._initialise()
     texts = [f.text for s in run.state.sheets.values() for f in s.live_facts()]
     assert not any("{{" in t for t in texts)  # frozen at the run's start: a resume tells the same dates

@@ -62,13 +62,26 @@ def _day(event: Event) -> date:
 @pytest.fixture(scope="module")
 def played(tmp_path_factory: pytest.TempPathFactory) -> Played:
     tmp_path: Path = tmp_path_factory.mktemp("multiday")
-    config = make_config(tmp_path, {"md": {"benchmark": "multiday", "agent": "chatbot"}},
-                         benchmarks=ROOT / "benchmarks", time_master=SHIPPED_TIME)
+    config = make_config(
+        tmp_path,
+        {"md": {"benchmark": "multiday", "agent": "chatbot"}},
+        benchmarks=ROOT / "benchmarks",
+        time_master=SHIPPED_TIME,
+    )
     run = build_run(config, "md", clock_factory=FastForwardClock, tune=fast)
-    assert (run.settings.time_master_min_sleep, run.settings.time_master_pre_wake, run.settings.time_master_poll) == (5, 1, 1)
+    assert (
+        run.settings.time_master_min_sleep,
+        run.settings.time_master_pre_wake,
+        run.settings.time_master_poll,
+    ) == (5, 1, 1)
     reason = asyncio.run(run.run())
-    return Played(run.bench, reason, events(config, "md"), set(run.state.evaluations),
-                  (MULTIDAY / "KEY.md").read_text(encoding="utf-8"))
+    return Played(
+        run.bench,
+        reason,
+        events(config, "md"),
+        set(run.state.evaluations),
+        (MULTIDAY / "KEY.md").read_text(encoding="utf-8"),
+    )
 
 
 def test_it_plays_to_the_end_with_full_check_coverage(played: Played) -> None:
@@ -81,7 +94,9 @@ def test_it_plays_to_the_end_with_full_check_coverage(played: Played) -> None:
 def test_the_first_wait_at_the_start_minute_sleeps_nothing(played: Played) -> None:
     first = next(e for e in played.events if isinstance(e, ToolCalled) and e.name == "wait")
     assert first.arguments == {"until": "20:00"} and not first.error
-    assert first.result.startswith("Nothing to wait for: 20:00 has already come. It is now Sunday 1 March 2026, 20:00.")
+    assert first.result.startswith(
+        "Nothing to wait for: 20:00 has already come. It is now Sunday 1 March 2026, 20:00."
+    )
 
 
 def test_the_weigh_in_of_1_march_reaches_the_agent_on_1_march(played: Played) -> None:
@@ -106,7 +121,9 @@ def test_every_message_of_a_dated_phase_is_sent_on_that_phases_date(played: Play
         if played.bench.phases[i].date is not None and _day(m) != played.bench.phases[i].date
     ]
     assert not wrong
-    assert {played.bench.phases[i].date for i, _ in sent} >= {date(2026, 3, d) for d in (1, 2, 3, 4, 5, 6, 7, 9, 15)}
+    assert {played.bench.phases[i].date for i, _ in sent} >= {
+        date(2026, 3, d) for d in (1, 2, 3, 4, 5, 6, 7, 9, 15)
+    }
 
 
 def test_the_silent_day_sends_nothing(played: Played) -> None:

@@ -36,8 +36,9 @@ def grades(run: Run) -> dict[str, float]:
 
 
 async def play_max(tmp_path: Path, persona: str, **kwargs: Any) -> Run:
-    config = make_config(tmp_path, {"max": {"benchmark": "max", "agent": "chatbot", "persona": persona}},
-                         benchmarks=BENCHMARKS)
+    config = make_config(
+        tmp_path, {"max": {"benchmark": "max", "agent": "chatbot", "persona": persona}}, benchmarks=BENCHMARKS
+    )
     run = await play(config, "max", **kwargs)
     assert run.termination is TerminationReason.FINISHED, run.state.reason
     return run
@@ -61,7 +62,8 @@ async def test_a_slip_is_refused_and_the_agents_grades_stay_the_clean_runs(
     run = await play_max(tmp_path, f"scripted/persona?slips={slip}")
     evts = list(read_events(run.run_dir / "transcript.jsonl"))
     noticed = [e.result for e in kinds(evts, "tool_called") if e.error] + [
-        f"echo guard {e.detail}" for e in kinds(evts, "hook_fired")]
+        f"echo guard {e.detail}" for e in kinds(evts, "hook_fired")
+    ]
     assert any(NOTICED[slip] in text for text in noticed), f"{slip} was never refused"
     faults = {cid for cid, e in run.state.evaluations.items() if e.persona_fault}
     assert len(run.state.evaluations) == len(clean)  # every check graded
@@ -89,4 +91,3 @@ async def test_a_skipped_chapter_becomes_persona_faults_out_of_the_agents_score(
     assert "20.3" in faults and "health 3.1" in faults["20.3"]  # vitamin D stayed at 2000 IU in the sheet
     report = (config.results_path() / "report.md").read_text()
     assert "Persona faults" in report and "(20.3)" in report.split("Persona faults", 1)[1]
-

@@ -47,7 +47,10 @@ def _line(entry: str, prefix: str) -> str:
 
 def test_an_ungraded_check_counts_zero_so_skipping_never_raises_the_score(tmp_path: Path) -> None:
     run = _built(make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL}}))
-    four = {f"c{i}": _graded(cid, s) for i, (cid, s) in enumerate(zip(FULL_CHECKS[:4], [10, 10, 10, 5], strict=True))}
+    four = {
+        f"c{i}": _graded(cid, s)
+        for i, (cid, s) in enumerate(zip(FULL_CHECKS[:4], [10, 10, 10, 5], strict=True))
+    }
     skipped = _entry_of(run, **four)
     assert _line(skipped, "Score:") == (
         "📊 Score: 7.00/10 over 5 planned checks (graded 4, ungraded 1 counted as 0) · average over graded 8.75/10"
@@ -72,17 +75,27 @@ def test_a_persona_fault_is_listed_and_left_out_of_every_figure(tmp_path: Path) 
         d=_graded("2.3", 10),
         e=_graded("2.4", 5),
     )
-    assert "Score: 8.75/10 over 4 of 5 planned checks (graded 4, ungraded 0 counted as 0, persona faults 1 excluded)" in entry
+    assert (
+        "Score: 8.75/10 over 4 of 5 planned checks (graded 4, ungraded 0 counted as 0, persona faults 1 excluded)"
+        in entry
+    )
     assert "average over graded 8.75/10" in entry
     assert "📊 Evaluations: 4, average 8.75/10" in entry
     assert "📊 Scores: 10: 3, 5: 1" in entry  # the fault's 0 is not in the distribution
     assert "📊 Check coverage: 5/5" in entry  # it was graded, though not counted
     assert "📊 Persona faults (1, left out of the score):" in entry
-    assert re.search(r"📊 ⚠ \(2\.1\) .+ \| graded: 0/10, not counted \| fault: " + re.escape(fault) + r" \[transcript #42\]", entry)
+    assert re.search(
+        r"📊 ⚠ \(2\.1\) .+ \| graded: 0/10, not counted \| fault: "
+        + re.escape(fault)
+        + r" \[transcript #42\]",
+        entry,
+    )
     assert "(2.1)" not in _imperfect_section(entry)
     assert "HIST 0" not in entry and "0: 1" not in entry  # nor in the per-type averages
     parsed = parse_report_entries(entry)[0]
-    assert [(f.check_id, f.graded, f.fault, f.transcript_n) for f in parsed.persona_faults] == [("2.1", "0/10", fault, 42)]
+    assert [(f.check_id, f.graded, f.fault, f.transcript_n) for f in parsed.persona_faults] == [
+        ("2.1", "0/10", fault, 42)
+    ]
     assert [a.check_id for a in parsed.imperfect] == ["2.4"]
     assert all("⚠" not in line for line in parsed.summary_lines())
 
@@ -97,7 +110,14 @@ def test_got_is_the_agents_verbatim_reply_and_the_persona_summary_stays_apart(tm
     long_reply = "word " * 200
     entry = _entry_of(
         run,
-        a=_graded("1.1", 0, answer="300 g", comment="the old amount", replies=[reply, "Anything else?"], transcript_n=7),
+        a=_graded(
+            "1.1",
+            0,
+            answer="300 g",
+            comment="the old amount",
+            replies=[reply, "Anything else?"],
+            transcript_n=7,
+        ),
         b=_graded("2.1", 5, answer="a long ramble", replies=[long_reply]),
         c=_graded("2.2", 2.5, answer="nothing"),
     )
@@ -107,7 +127,9 @@ def test_got_is_the_agents_verbatim_reply_and_the_persona_summary_stays_apart(tm
     ) in entry
     parsed = parse_report_entries(entry)[0]
     first, second, third = parsed.imperfect
-    assert first.got == "Rex gets 300 g of dry food a day — that's what you said at the start. ‖ Anything else?"
+    assert (
+        first.got == "Rex gets 300 g of dry food a day — that's what you said at the start. ‖ Anything else?"
+    )
     assert (first.persona, first.comment, first.transcript_n) == ("300 g", "the old amount", 7)
     assert len(second.got) == REPLY_CROP and second.got.endswith("…")
     assert third.got == "(no reply recorded)" and third.persona == "nothing"
@@ -118,7 +140,9 @@ def test_changing_one_chapter_changes_the_benchmark_hash(tmp_path: Path) -> None
     shutil.copytree(TEST_BENCHMARKS / "full", bench_root / "full")
     config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL}}, benchmarks=bench_root)
     before = _built(config).provenance
-    assert before.benchmark_hash == benchmark_hash(TEST_BENCHMARKS / "full")  # paths and bytes, not the location
+    assert before.benchmark_hash == benchmark_hash(
+        TEST_BENCHMARKS / "full"
+    )  # paths and bytes, not the location
     (bench_root / "full" / ".chapter2.md.swp").write_text("editor droppings")
     assert benchmark_hash(bench_root / "full") == before.benchmark_hash
     chapter = bench_root / "full" / "chapter2.md"
@@ -139,10 +163,16 @@ def test_the_config_hash_follows_compaction_hooks_time_and_the_agents_model(tmp_
     agent_spec = {"agent-model": {"model": "scripted/recall"}}
     base = _config_hash(tmp_path, "base", chatbot)
     assert _config_hash(tmp_path, "same", chatbot) == base
-    assert _config_hash(tmp_path, "results", chatbot, results_dir=str(tmp_path / "elsewhere")) == base  # a location
+    assert (
+        _config_hash(tmp_path, "results", chatbot, results_dir=str(tmp_path / "elsewhere")) == base
+    )  # a location
     changed = {
-        "compaction": _config_hash(tmp_path, "compaction", chatbot, compaction={"max_tokens": 20000, "trim_to_tokens": 8000}),
-        "hooks": _config_hash(tmp_path, "hooks", chatbot, hooks={"plain_text_guard": True, "echo_guard": False}),
+        "compaction": _config_hash(
+            tmp_path, "compaction", chatbot, compaction={"max_tokens": 20000, "trim_to_tokens": 8000}
+        ),
+        "hooks": _config_hash(
+            tmp_path, "hooks", chatbot, hooks={"plain_text_guard": True, "echo_guard": False}
+        ),
         "time": _config_hash(tmp_path, "time", chatbot, time_master={"min_sleep_to_skip": 60}),
         "agent model": _config_hash(tmp_path, "agent", {**chatbot, "model": "scripted/agent"}),
         "run key": _config_hash(tmp_path, "session", {**chatbot, "ignore_session_break": True}),
@@ -153,25 +183,38 @@ def test_the_config_hash_follows_compaction_hooks_time_and_the_agents_model(tmp_
     # a configured agent model: its endpoint settings count too
     named = {**chatbot, "model": "agent-model"}
     first = _config_hash(tmp_path, "named", named, models=agent_spec)
-    warmer = _config_hash(tmp_path, "warmer", named, models={"agent-model": {"model": "scripted/recall", "temperature": 0.9}})
+    warmer = _config_hash(
+        tmp_path, "warmer", named, models={"agent-model": {"model": "scripted/recall", "temperature": 0.9}}
+    )
     assert first != warmer
 
 
 async def test_a_played_run_names_everything_it_was_produced_with(tmp_path: Path) -> None:
-    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": "chatbot", "model": "scripted/recall"}},
-                         compaction={"max_tokens": 2500, "trim_to_tokens": 800})
+    config = make_config(
+        tmp_path,
+        {"r": {"benchmark": "full", "agent": "chatbot", "model": "scripted/recall"}},
+        compaction={"max_tokens": 2500, "trim_to_tokens": 800},
+    )
     run = await play(config, "r")
     assert run.termination is TerminationReason.FINISHED
     text = (config.results_path() / "report.md").read_text()
     entry = parse_report_entries(text)[0]
     assert (entry.benchmark_hash, entry.config_hash, entry.prompt_hash) == (
-        run.provenance.benchmark_hash, run.provenance.config_hash, run.provenance.prompt_hash
+        run.provenance.benchmark_hash,
+        run.provenance.config_hash,
+        run.provenance.prompt_hash,
     )
     assert entry.version == project_version() != "?"
     assert entry.agent_model == "scripted/recall" and entry.persona_model == "scripted/persona"
-    assert f"📊 Benchmark: full · content {run.provenance.benchmark_hash} · MarathonMemBench {entry.version}" in text
+    assert (
+        f"📊 Benchmark: full · content {run.provenance.benchmark_hash} · MarathonMemBench {entry.version}"
+        in text
+    )
     assert "📊 Agent: chatbot · model scripted/recall" in text
-    assert run.state.persona_compactions > 0 and f"📊 Persona compactions: {run.state.persona_compactions}" in text
+    assert (
+        run.state.persona_compactions > 0
+        and f"📊 Persona compactions: {run.state.persona_compactions}" in text
+    )
     assert entry.score is not None and entry.incomplete == ""
     assert "Virtual time" not in text  # a real-time benchmark
 
@@ -204,7 +247,9 @@ def test_every_unfinished_end_is_marked_incomplete_with_its_coverage(tmp_path: P
     ]:
         run.termination, run.state.reason = reason, why
         entry = format_entry(run.summary())
-        assert f"📊 Incomplete: {reason.value} — {why} · phases started 1/3 · checks graded so far 1/5" in entry
+        assert (
+            f"📊 Incomplete: {reason.value} — {why} · phases started 1/3 · checks graded so far 1/5" in entry
+        )
         assert "Score: 2.00/10 over 5 planned checks (graded 1, ungraded 4 counted as 0)" in entry
         parsed = parse_report_entries(entry)[0]
         assert (parsed.incomplete, parsed.incomplete_reason) == (reason.value, why)
@@ -239,12 +284,32 @@ def test_old_entries_still_parse_beside_new_ones(tmp_path: Path) -> None:
     run = _built(make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL}}))
     new = _entry_of(run, a=_graded("1.1", 0, answer="Dr Who", replies=["Your vet is Dr Who."]))
     old, fresh = parse_report_entries(OLD_ENTRY + "\n" + new)
-    assert (old.date, old.run_id, old.benchmark, old.agent) == ("2026-03-15 21:04", "md", "multiday", "chatbot")
-    assert (old.evaluations, old.average, old.score, old.coverage, old.run_time) == (3, 6.67, None, "3/4", "1.5 min")
-    assert (old.config_hash, old.prompt_hash, old.persona_model) == ("ba9876543210", "0123456789ab", "scripted/persona")
+    assert (old.date, old.run_id, old.benchmark, old.agent) == (
+        "2026-03-15 21:04",
+        "md",
+        "multiday",
+        "chatbot",
+    )
+    assert (old.evaluations, old.average, old.score, old.coverage, old.run_time) == (
+        3,
+        6.67,
+        None,
+        "3/4",
+        "1.5 min",
+    )
+    assert (old.config_hash, old.prompt_hash, old.persona_model) == (
+        "ba9876543210",
+        "0123456789ab",
+        "scripted/persona",
+    )
     assert (old.incomplete, old.incomplete_reason) == ("crashed", "RuntimeError: boom")
     answer = old.imperfect[0]
-    assert (answer.got, answer.persona, answer.comment, answer.transcript_n) == ("69 kg", "", "misremembered", 31)
+    assert (answer.got, answer.persona, answer.comment, answer.transcript_n) == (
+        "69 kg",
+        "",
+        "misremembered",
+        31,
+    )
     assert fresh.run_id == "r" and fresh.date.endswith(" UTC")
     assert fresh.imperfect[0].got == "Your vet is Dr Who." and fresh.imperfect[0].persona == "Dr Who"
     assert fresh.score == 0.0 and fresh.config_hash == run.provenance.config_hash

@@ -47,20 +47,26 @@ def _comparable(report: str) -> list[str]:
 def _outcome(config: Path) -> tuple[list[tuple[str, float, int, str]], list[str]]:
     results = config.parent / "results"
     state = json.loads((results / "demo" / "state.json").read_text())
-    evaluations = sorted((e["check_id"], e["score"], e["attempt"], e["answer"]) for e in state["evaluations"].values())
+    evaluations = sorted(
+        (e["check_id"], e["score"], e["attempt"], e["answer"]) for e in state["evaluations"].values()
+    )
     return evaluations, _comparable((results / "report.md").read_text())
 
 
 def test_killed_run_resumes_to_the_same_result(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     reference = _setup(tmp_path / "reference")
-    subprocess.run(_command(reference), cwd=reference.parent, env=env, check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        _command(reference), cwd=reference.parent, env=env, check=True, capture_output=True, timeout=120
+    )
 
     killed = _setup(tmp_path / "killed")
     rng = random.Random(20261130)
     kills = 0
     for attempt in range(13):
-        process = subprocess.Popen(_command(killed), cwd=killed.parent, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        process = subprocess.Popen(
+            _command(killed), cwd=killed.parent, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
         try:
             # random kill points; the last attempt runs to the end (a loaded machine starts slowly)
             process.wait(timeout=rng.uniform(0.4, 1.4 + 0.2 * attempt) if attempt < 12 else 300)

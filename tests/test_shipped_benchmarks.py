@@ -20,7 +20,7 @@ from engine.benchmark.answer_key import check_dependencies, numbers_in, parse_ke
 from engine.benchmark.directives import expected_facts, phase_directives
 from engine.benchmark.model import CHECK_TYPES, DELETED, TRAP_TYPES, Benchmark
 from engine.benchmark.validate import validate_benchmark
-from engine.models.scripted_persona import _plan
+from engine.models.persona_plan import plan_phase
 
 ROOT = Path(__file__).resolve().parent.parent / "benchmarks"
 
@@ -84,8 +84,13 @@ def test_max_validates_and_has_twenty_chapters_in_the_articles_order(max_bench: 
 def test_max_topics_are_told_in_several_passes(max_bench: Benchmark) -> None:
     renovation = [n for n in range(1, 21) if "renovation" in titles(max_bench, n)]
     assert {3, 5, 7, 11, 14, 16} <= set(renovation)
-    for topic, chapters in {"car": [6, 10, 15], "trip": [4, 12, 15], "health": [1, 8, 13],
-                            "family": [2, 13], "present": [9, 17]}.items():
+    for topic, chapters in {
+        "car": [6, 10, 15],
+        "trip": [4, 12, 15],
+        "health": [1, 8, 13],
+        "family": [2, 13],
+        "present": [9, 17],
+    }.items():
         assert [n for n in range(1, 21) if topic in titles(max_bench, n)] == chapters, topic
 
 
@@ -124,7 +129,10 @@ QUOTED = {  # the article's checks: (words in the question, words in the answer)
     "20.3": ("What dose of vitamin D am I taking?", "4000 IU"),
     "20.8": ("Which car did we choose in the end and what deposit did we put down?", "RAV4, $500 deposit"),
     "20.10": ("How much food a day are we giving Boss in the end?", "50 g"),
-    "20.16": ("How much per m² is the kitchen backsplash in the estimate?", "$55 per m² — the same tile as in the bathroom"),
+    "20.16": (
+        "How much per m² is the kitchen backsplash in the estimate?",
+        "$55 per m² — the same tile as in the bathroom",
+    ),
     "20.17": ("customs in the very first estimate, before the correction", "about $850"),
     "20.18": ("How much was the Göreme room before the rebooking?", "$90 a night"),
     "20.19": ("How much was the bathroom wall tile before the price rise?", "$42 per m²"),
@@ -145,7 +153,9 @@ def test_max_quoted_checks_and_answers(max_bench: Benchmark) -> None:
 
 
 def test_the_electricity_tariff_is_never_mentioned(max_bench: Benchmark) -> None:
-    texts = [p.body for p in max_bench.phases] + [f.text for s in max_bench.sheets.values() for f in s.live_facts()]
+    texts = [p.body for p in max_bench.phases] + [
+        f.text for s in max_bench.sheets.values() for f in s.live_facts()
+    ]
     texts.append(max_bench.instructions)
     assert not any("tariff" in t.lower() for t in texts if "20.20" not in t)
     assert not any(re.search(r"\bcolou?r\b", t.lower()) for t in texts if "20.26" not in t)
@@ -184,13 +194,18 @@ def per_m2(text: str | None) -> Decimal:
 
 def live(facts: Facts, name: str, category: int | None = None) -> dict[str, str]:
     """The live facts of one sheet (or one category of it) by id."""
-    return {i: t for (s, i), t in facts.items()
-            if s == name and t != DELETED and category in (None, int(i.split(".")[0]))}
+    return {
+        i: t
+        for (s, i), t in facts.items()
+        if s == name and t != DELETED and category in (None, int(i.split(".")[0]))
+    }
 
 
 def total(facts: Facts, name: str, category: int | None = None) -> Decimal:
     result = sum((amount(t) for t in live(facts, name, category).values()), Decimal(0))
-    if name == "kitchen":  # XREF lines carry no price: the hallway porcelain (laid) and the bathroom wall tile
+    if (
+        name == "kitchen"
+    ):  # XREF lines carry no price: the hallway porcelain (laid) and the bathroom wall tile
         result += 9 * per_m2(facts.get(("hallway", "1.2"))) + 4 * per_m2(facts.get(("bathroom", "1.2")))
     return result
 
@@ -212,12 +227,22 @@ AGGREGATES = {  # check id -> its value computed from the facts as they are when
     "20.28": lambda s: sum((total(s, room) for room in ROOMS), Decimal(0)),
 }
 XREFS = {("hallway", "1.2"), ("bathroom", "1.2")}  # what the kitchen's floor and backsplash refer to
-SUMMED: dict[str, tuple[list[tuple[str, int | None]], set[tuple[str, str]]]] = {  # (sheet, category) parts, references
-    "12.1": ([("trip", 2)], set()), "14.1": ([("kitchen", None)], XREFS), "15.1": ([("trip", 2)], set()),
-    "20.5": ([("hallway", None)], set()), "20.6": ([("bathroom", None)], set()),
-    "20.7": ([("kitchen", None)], XREFS), "20.9": ([("car", 1)], set()), "20.12": ([("living", None)], set()),
-    "20.13": ([("bedroom", None)], set()), "20.14": ([("trip", 2)], set()), "20.23": ([("balcony", None)], set()),
-    "20.27": ([("works", None)], set()), "20.28": ([(room, None) for room in ROOMS], XREFS),
+SUMMED: dict[
+    str, tuple[list[tuple[str, int | None]], set[tuple[str, str]]]
+] = {  # (sheet, category) parts, references
+    "12.1": ([("trip", 2)], set()),
+    "14.1": ([("kitchen", None)], XREFS),
+    "15.1": ([("trip", 2)], set()),
+    "20.5": ([("hallway", None)], set()),
+    "20.6": ([("bathroom", None)], set()),
+    "20.7": ([("kitchen", None)], XREFS),
+    "20.9": ([("car", 1)], set()),
+    "20.12": ([("living", None)], set()),
+    "20.13": ([("bedroom", None)], set()),
+    "20.14": ([("trip", 2)], set()),
+    "20.23": ([("balcony", None)], set()),
+    "20.27": ([("works", None)], set()),
+    "20.28": ([(room, None) for room in ROOMS], XREFS),
 }
 
 
@@ -229,9 +254,21 @@ def test_every_edit_targets_a_live_fact_and_aggregates_follow_from_the_sheets(ma
                 assert before.get((directive.sheet, directive.fact_id), DELETED) != DELETED, directive
             else:
                 assert before.get((directive.sheet, directive.fact_id), DELETED) == DELETED, directive
-    expected = {"12.1": 2070, "14.1": 7590, "15.1": 2120, "20.5": 1740, "20.6": 4090, "20.7": 7700,
-                "20.9": 21180, "20.12": 2282, "20.13": 2288, "20.14": 2190, "20.23": 370, "20.27": 8570,
-                "20.28": 27040}
+    expected = {
+        "12.1": 2070,
+        "14.1": 7590,
+        "15.1": 2120,
+        "20.5": 1740,
+        "20.6": 4090,
+        "20.7": 7700,
+        "20.9": 21180,
+        "20.12": 2282,
+        "20.13": 2288,
+        "20.14": 2190,
+        "20.23": 370,
+        "20.27": 8570,
+        "20.28": 27040,
+    }
     for check_id, compute in AGGREGATES.items():
         value = compute(at_check(max_bench, check_id))
         assert value == expected[check_id], check_id
@@ -243,8 +280,11 @@ def test_every_priced_line_of_an_aggregate_is_among_its_declared_dependencies(ma
     deps = check_dependencies(max_bench)
     for check_id, (parts, references) in SUMMED.items():
         facts = at_check(max_bench, check_id)
-        summed = {(name, i): t for (name, i), t in facts.items()
-                  if any(name == n and c in (None, int(i.split(".")[0])) for n, c in parts)}
+        summed = {
+            (name, i): t
+            for (name, i), t in facts.items()
+            if any(name == n and c in (None, int(i.split(".")[0])) for n, c in parts)
+        }
         # every line with a price or a reference, and every struck-out line (it is left out of the total)
         needed = {key for key, text in summed.items() if amount(text) or "same" in text or text == DELETED}
         missing = (needed | references) - set(deps[check_id])
@@ -310,9 +350,13 @@ def test_the_kitchen_floor_and_the_air_conditioners_leave_no_doubt(max_bench: Be
 def _scripted_says(bench: Benchmark, phase_index: int) -> list[str]:
     """What the scripted persona would send from a phase's own lines (Say lines, anchors, edits, adds)."""
     phase = bench.phases[phase_index]
-    plan = _plan(f"Phase {phase_index + 1}/{len(bench.phases)} ({phase.chapter}: {phase.title})\n\n{phase.body}",
-                 set(bench.sheets))
-    return [a.args["text"] for a in plan if a.kind == "say"] + [a.args["text"] for a in plan if a.kind in ("edit", "add")]
+    plan = plan_phase(
+        f"Phase {phase_index + 1}/{len(bench.phases)} ({phase.chapter}: {phase.title})\n\n{phase.body}",
+        set(bench.sheets),
+    )
+    return [a.args["text"] for a in plan if a.kind == "say"] + [
+        a.args["text"] for a in plan if a.kind in ("edit", "add")
+    ]
 
 
 def test_the_wine_fridge_retirement_is_told_on_its_own_line(max_bench: Benchmark) -> None:
@@ -320,7 +364,10 @@ def test_the_wine_fridge_retirement_is_told_on_its_own_line(max_bench: Benchmark
     said = _scripted_says(max_bench, phase.index)
     assert any("wine fridge doesn't fit" in text and "strike" in text for text in said)
     directives = phase_directives(max_bench)[phase.index]
-    assert [(d.kind, d.fact_id, d.text[:8]) for d in directives] == [("edit", "1.8", "—"), ("add", "1.8", "Pull-out")]
+    assert [(d.kind, d.fact_id, d.text[:8]) for d in directives] == [
+        ("edit", "1.8", "—"),
+        ("add", "1.8", "Pull-out"),
+    ]
 
 
 def test_wine_fridge_is_a_late_add_six_chapters_after_the_kitchen(max_bench: Benchmark) -> None:
@@ -360,7 +407,11 @@ def test_every_check_declares_the_facts_it_depends_on(name: str) -> None:
             assert deps[check.id] == [], check.id  # never said: no fact to depend on
         for sheet, fact_id in deps[check.id]:  # each names a fact that exists when the check is asked
             phase = next(p for p in bench.phases if check in p.checks)
-            assert (sheet, fact_id) in expected_facts(bench, phase.index, check.line), (check.id, sheet, fact_id)
+            assert (sheet, fact_id) in expected_facts(bench, phase.index, check.line), (
+                check.id,
+                sheet,
+                fact_id,
+            )
 
 
 def test_max_dependencies_name_the_facts_each_answer_reads(max_bench: Benchmark) -> None:
@@ -369,7 +420,9 @@ def test_max_dependencies_name_the_facts_each_answer_reads(max_bench: Benchmark)
     kitchen = [("kitchen", f"1.{n}") for n in range(2, 9)]
     assert deps["14.1"] == kitchen + [("hallway", "1.2"), ("bathroom", "1.2")]  # the XREFs included
     assert deps["20.7"] == kitchen + [("kitchen", "1.9"), ("hallway", "1.2"), ("bathroom", "1.2")]
-    assert ("works", "1.5") in deps["20.12"] and ("works", "1.5") in deps["20.13"]  # the scope: no air conditioner
+    assert ("works", "1.5") in deps["20.12"] and ("works", "1.5") in deps[
+        "20.13"
+    ]  # the scope: no air conditioner
     assert deps["20.19"] == [("bathroom", "1.2")]  # HIST: the edit history of the fact
     assert deps["20.20"] == deps["20.26"] == []
     assert len(deps["20.28"]) == 6 + 7 + 8 + 5 + 5 + 7 + 4
@@ -428,7 +481,12 @@ def test_multiday_calendar_parkrun_office_and_the_silent_day(multiday: Benchmark
         if re.search(r"^\d\d:\d\d — office day", phase.body, re.M):
             assert weekday in (1, 3), day  # Tuesdays and Thursdays
     assert [d for d, p in by_day.items() if "parkrun at Little Stoke:" in p.body] == [7, 14]
-    assert [d for d, p in by_day.items() if re.search(r"^\d\d:\d\d — office day", p.body, re.M)] == [3, 5, 10, 12]
+    assert [d for d, p in by_day.items() if re.search(r"^\d\d:\d\d — office day", p.body, re.M)] == [
+        3,
+        5,
+        10,
+        12,
+    ]
     assert "send nothing" in by_day[8].body and "no signal all day" in by_day[9].body
     assert "same route as yesterday, 7 km in 40:50" in by_day[10].body
     assert [d for d, p in by_day.items() if "Ashton Court" in p.body and "❓" not in p.body] == [9]
@@ -438,12 +496,18 @@ def test_multiday_calendar_parkrun_office_and_the_silent_day(multiday: Benchmark
 def test_the_silent_day_has_nothing_to_send(multiday: Benchmark) -> None:
     day8 = next(p for p in multiday.phases if p.date == date(2026, 3, 8))
     assert not day8.checks and phase_directives(multiday)[day8.index] == []
-    plan = _plan(f"Phase {day8.index + 1}/{len(multiday.phases)} ({day8.chapter}: {day8.title})\n\n{day8.body}",
-                 set(multiday.sheets))
-    assert [(a.kind, a.args) for a in plan] == [("wait", {"until": "21:00"})]  # the scripted persona only waits
+    plan = plan_phase(
+        f"Phase {day8.index + 1}/{len(multiday.phases)} ({day8.chapter}: {day8.title})\n\n{day8.body}",
+        set(multiday.sheets),
+    )
+    assert [(a.kind, a.args) for a in plan] == [
+        ("wait", {"until": "21:00"})
+    ]  # the scripted persona only waits
     # the campaign's new date is told by the Edit line alone, not by a directive inside the 18:30 line
     day5 = next(p for p in multiday.phases if p.date == date(2026, 3, 5))
-    assert [(d.kind, d.sheet, d.fact_id) for d in phase_directives(multiday)[day5.index]] == [("edit", "work", "1.2")]
+    assert [(d.kind, d.sheet, d.fact_id) for d in phase_directives(multiday)[day5.index]] == [
+        ("edit", "work", "1.2")
+    ]
     assert "Tell the assistant" not in day5.body
 
 

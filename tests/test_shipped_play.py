@@ -15,7 +15,10 @@ from engine.scheduler import Scheduler
 async def test_max_and_multiday_play_to_the_end_with_full_coverage(tmp_path: Path) -> None:
     config = make_config(
         tmp_path,
-        {"max": {"benchmark": "max", "agent": "chatbot"}, "md": {"benchmark": "multiday", "agent": "chatbot"}},
+        {
+            "max": {"benchmark": "max", "agent": "chatbot"},
+            "md": {"benchmark": "multiday", "agent": "chatbot"},
+        },
         benchmarks=ROOT / "benchmarks",
         time_master={"min_sleep_to_skip": 5, "pre_wake_delay": 0.05, "poll_interval": 0.01},
     )

@@ -83,7 +83,10 @@ async def test_quitting_mid_run_then_the_next_app_resumes_it(tmp_path: Path) -> 
     app = make_app(scheduler, config_path, clock_frozen=True, watch=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("s")
-        await wait_until(pilot, lambda: scheduler.view("demo-1").evaluations == 0 and scheduler.view("demo-1").phase_index >= 1)
+        await wait_until(
+            pilot,
+            lambda: scheduler.view("demo-1").evaluations == 0 and scheduler.view("demo-1").phase_index >= 1,
+        )
         await pilot.press("q")
         assert isinstance(app.screen, ConfirmScreen)  # runs in flight: it asks first
         await pilot.press("y")

@@ -19,7 +19,11 @@ EXPECTED: dict[str, tuple[str, int, str]] = {
     "anchors_out_of_order": ("chapter1.md", 6, "time anchor 08:00 is earlier than 18:30"),
     "bad_start_time_format": ("benchmark.json", 3, "start_time '2026-03-01 8pm' is not a valid"),
     "check_malformed_id": ("chapter1.md", 5, "malformed check id 'one'"),
-    "check_without_uses": ("chapter1.md", 5, "check 1.1 declares no dependencies (add 'uses: <sheet> <id>, …'"),
+    "check_without_uses": (
+        "chapter1.md",
+        5,
+        "check 1.1 declares no dependencies (add 'uses: <sheet> <id>, …'",
+    ),
     "check_without_answer": ("chapter1.md", 5, "check 1.1 has no 'Correct answer:'"),
     "date_before_previous_phase": ("chapter1.md", 8, "date 2026-03-10 is earlier than 2026-03-11 08:00"),
     "date_before_start_time": ("chapter1.md", 4, "before start_time 2026-03-12 20:00"),
@@ -70,7 +74,11 @@ EXPECTED: dict[str, tuple[str, int, str]] = {
     "unknown_template_in_instructions": ("instructions.md", 2, "unknown template {{NOW}}"),
     "unknown_template_in_profile": ("profile.md", 5, "unknown template {{CITY}}"),
     "unlisted_chapter_file": ("chapter2.md", 0, "not listed in benchmark.json chapters"),
-    "uses_unknown_fact": ("KEY.md", 4, "uses names profile 1.3, which is neither in profile.md nor added by any"),
+    "uses_unknown_fact": (
+        "KEY.md",
+        4,
+        "uses names profile 1.3, which is neither in profile.md nor added by any",
+    ),
     "weekday_mismatch": ("chapter1.md", 4, "2026-03-10 is a Tuesday, not 'Wed'"),
 }
 
@@ -156,11 +164,11 @@ SMALL = {
     "benchmark.json": '{"chapters": ["chapter1.md"]}',
     "profile.md": "# Pat\n\n## 1. Me\n1.1 Pat Lee, 40\n1.2 Lives in York\n\n## 2. Pets\n2.1 A cat\n",
     "chapter1.md": (
-        "## Start\n"                                                               # 1
-        "Tell the `profile` sheet.\n"                                              # 2
-        "\n"                                                                       # 3
-        "Add to profile category 2: A dog, Rex\n"                                  # 4
-        "❓ 1.1 [RECALL] Where do I live? Correct answer: York.\n"                  # 5
+        "## Start\n"  # 1
+        "Tell the `profile` sheet.\n"  # 2
+        "\n"  # 3
+        "Add to profile category 2: A dog, Rex\n"  # 4
+        "❓ 1.1 [RECALL] Where do I live? Correct answer: York.\n"  # 5
         "❓ 1.2 [RECALL] What pets do I have? Correct answer: a cat and a dog.\n"  # 6
     ),
     "KEY.md": "# Key\n\n## 1.1\nuses: profile 1.2\n\n## 1.2\nuses: profile 2.1, 2.2\n",
@@ -209,45 +217,49 @@ def test_uses_naming_an_unknown_fact_or_sheet_is_an_error_at_its_key_line(tmp_pa
 
 def test_uses_naming_a_fact_added_only_after_the_check_is_an_error(tmp_path: Path) -> None:
     chapter = SMALL["chapter1.md"].replace("Add to profile category 2: A dog, Rex\n", "") + (
-        "\nAdd to profile category 2: A dog, Rex\n")
+        "\nAdd to profile category 2: A dog, Rex\n"
+    )
     problems = small(tmp_path, **{"chapter1.md": chapter})
     assert where(problems) == [("KEY.md", 7)]
-    assert problems[0].message == "entry 1.2: uses names profile 2.2, which is added only after check 1.2 is asked"
+    assert (
+        problems[0].message
+        == "entry 1.2: uses names profile 2.2, which is added only after check 1.2 is asked"
+    )
 
 
 WRAPPED = (
-    "## Day\n"                                                                          # 1
-    "You send nothing at all today. You ran 5 km on the farm lanes; you will\n"        # 2
-    "tell the assistant tomorrow. Just wait and move on.\n"                             # 3  lower-case wrap
-    "Lena measured the niche and the fridge does not fit, so\n"                         # 4
-    "Say it is struck out.\n"                                                           # 5  a Say continuing prose
-    "\n"                                                                                # 6
-    "Giorgi measured the niche — it doesn't fit. Say\n"                                 # 7  a Say at the end of prose
-    "the wine fridge is struck out of the kitchen.\n"                                   # 8
-    "\n"                                                                                # 9
-    'Then decide, and send the deposit. Say: "We take it."\n'                           # 10 a Say inside prose
-    "\n"                                                                                # 11
-    'Say: "I misremembered back then — the vet\'s note says\n'                          # 12
-    '50 g a day."\n'                                                                    # 13 a Say on two lines
-    "\n"                                                                                # 14
-    "Prose before an edit.\n"                                                           # 15
-    "Edit profile 1.2: Lives in Leeds\n"                                                # 16 an Edit right after prose
+    "## Day\n"  # 1
+    "You send nothing at all today. You ran 5 km on the farm lanes; you will\n"  # 2
+    "tell the assistant tomorrow. Just wait and move on.\n"  # 3  lower-case wrap
+    "Lena measured the niche and the fridge does not fit, so\n"  # 4
+    "Say it is struck out.\n"  # 5  a Say continuing prose
+    "\n"  # 6
+    "Giorgi measured the niche — it doesn't fit. Say\n"  # 7  a Say at the end of prose
+    "the wine fridge is struck out of the kitchen.\n"  # 8
+    "\n"  # 9
+    'Then decide, and send the deposit. Say: "We take it."\n'  # 10 a Say inside prose
+    "\n"  # 11
+    "Say: \"I misremembered back then — the vet's note says\n"  # 12
+    '50 g a day."\n'  # 13 a Say on two lines
+    "\n"  # 14
+    "Prose before an edit.\n"  # 15
+    "Edit profile 1.2: Lives in Leeds\n"  # 16 an Edit right after prose
 )
 FINE = (
     "## Day\n"
-    "Say hello.\n"                                    # the first line
-    "Ask how it is going.\n"                          # after a directive
+    "Say hello.\n"  # the first line
+    "Ask how it is going.\n"  # after a directive
     "Edit profile 1.2: Lives in Leeds\n"
     "\n"
     "Some prose that ends here.\n"
     "\n"
     "Tell the `profile` sheet: every fact, with the numbers, and the\n"
-    "pets at the end.\n"                              # a sheet to tell may wrap
-    "- Say one thing.\n"                              # list items are their own lines
+    "pets at the end.\n"  # a sheet to tell may wrap
+    "- Say one thing.\n"  # list items are their own lines
     "- Say another.\n"
     "Introduce yourself; tell it only what the sheet says.\n"
     "❓ 1.1 [RECALL] Where do I live? Correct answer: Leeds.\n"
-    "Say you're done.\n"                              # after a check
+    "Say you're done.\n"  # after a check
 )
 
 
@@ -255,10 +267,14 @@ def test_directive_words_where_the_scripted_persona_misreads_them(tmp_path: Path
     key = "# Key\n\n## 1.1\nuses: profile 1.2\n"
     problems = small(tmp_path, **{"chapter1.md": WRAPPED, "KEY.md": "# Key\n"})
     assert where(problems) == [("chapter1.md", n) for n in (3, 5, 7, 10, 13, 16)]
-    wrapped = ("a directive word starts a wrapped line: put the directive on its own line (blank line before) or "
-               "re-wrap the paragraph")
+    wrapped = (
+        "a directive word starts a wrapped line: put the directive on its own line (blank line before) or "
+        "re-wrap the paragraph"
+    )
     assert [p.message for p in problems if p.line in (3, 5, 16)] == [wrapped] * 3
-    assert problems[2].message.startswith("'Say' in the middle of a line is never carried out as a directive by the scripted persona")
+    assert problems[2].message.startswith(
+        "'Say' in the middle of a line is never carried out as a directive by the scripted persona"
+    )
     assert problems[3].message.startswith("'Say' in the middle of a line")
     assert problems[4].message.startswith("a Say/Tell line continues on this line")
     assert small(tmp_path, **{"chapter1.md": FINE, "KEY.md": key}) == []
@@ -268,9 +284,9 @@ def test_the_directive_checks_apply_to_anchor_lines_too(tmp_path: Path) -> None:
     chapter = (
         "## Day 1\n2026-03-05, Thu\n"
         "18:30 — office day. The launch moved to Tuesday. Tell the assistant the new date.\n"  # 3 inside an anchor line
-        "19:00 — Tell the `profile` sheet.\n"                                                 # a sheet mention is fine
+        "19:00 — Tell the `profile` sheet.\n"  # a sheet mention is fine
         "21:00 — no signal:\n"
-        "tell the assistant tomorrow.\n"                                                       # 6 a wrap after an anchor
+        "tell the assistant tomorrow.\n"  # 6 a wrap after an anchor
     )
     config = '{"chapters": ["chapter1.md"], "time_master": true, "time_gate": true, "start_time": "2026-03-05 08:00"}'
     problems = small(tmp_path, **{"chapter1.md": chapter, "KEY.md": "# Key\n", "benchmark.json": config})

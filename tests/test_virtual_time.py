@@ -136,10 +136,13 @@ async def test_the_clock_survives_stop_and_resume(tmp_path: Path) -> None:
 
 
 async def test_agents_without_virtual_time_refuse_time_master_benchmarks(tmp_path: Path) -> None:
-    config = make_config(tmp_path, {
-        "d": {"benchmark": "days", "agent": "fixture_agents:ForgetfulAgent"},
-        "ok": {"benchmark": "days", "agent": "fixture_agents:ForgetfulAgent", "allow_real_time": True},
-    })
+    config = make_config(
+        tmp_path,
+        {
+            "d": {"benchmark": "days", "agent": "fixture_agents:ForgetfulAgent"},
+            "ok": {"benchmark": "days", "agent": "fixture_agents:ForgetfulAgent", "allow_real_time": True},
+        },
+    )
     with pytest.raises(BuildError, match='runs.d: .*cannot follow it; set "allow_real_time": true'):
         build_run(config, "d")
     assert build_run(config, "ok").bench.time_master
@@ -158,15 +161,21 @@ async def test_wait_is_refused_in_real_time_scenarios(tmp_path: Path) -> None:
 async def test_a_wait_to_the_start_minute_called_just_after_it_is_now(tmp_path: Path) -> None:
     """``benchmarks/multiday`` starts at 20:00 and its first action is at 20:00: the persona's first
     ``wait("20:00")`` comes a few milliseconds after 20:00 and must not mean 20:00 tomorrow."""
-    config = make_config(tmp_path, {"md": {"benchmark": "multiday", "agent": "fixture_agents:ClockAgent"}},
-                         benchmarks=ROOT / "benchmarks")
+    config = make_config(
+        tmp_path,
+        {"md": {"benchmark": "multiday", "agent": "fixture_agents:ClockAgent"}},
+        benchmarks=ROOT / "benchmarks",
+    )
     run = build_run(config, "md", tune=quick)
     await run._initialise()
     assert run.bench.start_time == datetime(2026, 3, 1, 20, 0)
     assert run.current_phase().anchors[0] == time(20, 0)  # the first action is at the start time
     assert run.clock.now() > datetime(2026, 3, 1, 20, 0)  # microseconds after, as in a real run
     result = await run.tool_wait("20:00")
-    assert result == f"Nothing to wait for: 20:00 has already come. {now_line(run.clock.now())} Carry on with your phase."
+    assert (
+        result
+        == f"Nothing to wait for: 20:00 has already come. {now_line(run.clock.now())} Carry on with your phase."
+    )
     assert "Sunday 1 March 2026, 20:00" in result
     assert run.clock.now() < datetime(2026, 3, 1, 20, 1)
     assert not kinds(events(config, "md"), "clock_jumped")
@@ -179,7 +188,9 @@ async def test_a_wait_to_a_past_datetime_says_so_and_sleeps_nothing(tmp_path: Pa
     await run._initialise()
     before = run.clock.now()
     result = await run.tool_wait("2026-02-28 09:00")
-    assert result.startswith("Nothing to wait for: 2026-02-28 09:00 has already come. It is now Sunday 1 March 2026, 20:00.")
+    assert result.startswith(
+        "Nothing to wait for: 2026-02-28 09:00 has already come. It is now Sunday 1 March 2026, 20:00."
+    )
     assert (run.clock.now() - before).total_seconds() < 0.5 and not kinds(events(config, "d"), "clock_jumped")
     with pytest.raises(ToolError, match=r"HH:MM.*YYYY-MM-DD HH:MM.*YYYY-MM-DDTHH:MM\[:SS\]"):
         await run.tool_wait("tomorrow morning")
@@ -260,7 +271,9 @@ def test_a_date_and_time_not_ahead_means_now() -> None:
     assert _now("2026-02-28T09:00:00", JUST_AFTER_EIGHT).asked == "2026-02-28 09:00"
 
 
-@pytest.mark.parametrize("text", ["soon", "", "25:00", "20:60", "2026-03-05", "2026-13-05 08:00", "8pm", "2026-03-05T08:00Z"])
+@pytest.mark.parametrize(
+    "text", ["soon", "", "25:00", "20:60", "2026-03-05", "2026-13-05 08:00", "8pm", "2026-03-05T08:00Z"]
+)
 def test_unreadable_targets_name_every_form(text: str) -> None:
     with pytest.raises(ValueError, match=r"HH:MM.*YYYY-MM-DD HH:MM.*YYYY-MM-DDTHH:MM\[:SS\]"):
         parse_wait_target(text, JUST_AFTER_EIGHT, SUN)
@@ -277,7 +290,15 @@ def test_wait_and_the_time_section_only_in_virtual_time() -> None:
     virtual = build_system_prompt("Be Ola.", "1.1 Ola", ["profile", "runs"], virtual_time=True)
     assert "# Time" in virtual and "`wait`" in virtual
     assert "# Time" not in real and "`wait`" not in real and "virtual clock" not in real
-    for kept in ("# Who you are", "# Style", "# Your scenario", "Be Ola.", "# Your profile", "# Fact sheets", "`runs`"):
+    for kept in (
+        "# Who you are",
+        "# Style",
+        "# Your scenario",
+        "Be Ola.",
+        "# Your profile",
+        "# Fact sheets",
+        "`runs`",
+    ):
         assert kept in real, kept
     assert drop_section("# A\na\n# Time\nt\n## sub\nt2\n# B\nb\n", "Time") == "# A\na\n# B\nb\n"
     assert drop_section("# A\na\n# Time\nt\n", "Time") == "# A\na\n"

@@ -153,7 +153,9 @@ def parse_key(text: str) -> AnswerKey:
                 check_id = entry.group(1)
                 if check_id in key.entries:
                     first = key.entries[check_id].line
-                    key.problems.append((number, f"duplicate entry for check {check_id} (first at line {first})"))
+                    key.problems.append(
+                        (number, f"duplicate entry for check {check_id} (first at line {first})")
+                    )
                 else:
                     current = KeyEntry(check_id=check_id, line=number)
                     key.entries[check_id] = current
@@ -164,12 +166,16 @@ def parse_key(text: str) -> AnswerKey:
         name, value = field_match.group(1).lower(), field_match.group(2).strip()
         if name == "answer":
             if current is None:
-                key.problems.append((number, "'answer:' outside an entry: put it under a '## <check id>' heading"))
+                key.problems.append(
+                    (number, "'answer:' outside an entry: put it under a '## <check id>' heading")
+                )
             else:
                 current.answer, current.answer_line = value, number
         elif name == "uses":
             if current is None:
-                key.problems.append((number, "'uses:' outside an entry: put it under a '## <check id>' heading"))
+                key.problems.append(
+                    (number, "'uses:' outside an entry: put it under a '## <check id>' heading")
+                )
             else:
                 _parse_uses(value, number, current, key)
         elif name == "sum":
@@ -186,7 +192,9 @@ def _parse_uses(value: str, number: int, entry: KeyEntry, key: AnswerKey) -> Non
     """One ``uses:`` line of ``entry``: ``none`` or ``sheet id, id; sheet id``; malformed parts reported."""
     if value.lower().rstrip(".") == "none":
         if entry.uses:
-            key.problems.append((number, f"entry {entry.check_id}: 'uses: none' beside facts in another 'uses:' line"))
+            key.problems.append(
+                (number, f"entry {entry.check_id}: 'uses: none' beside facts in another 'uses:' line")
+            )
         if entry.uses is None:
             entry.uses, entry.uses_line = [], number
         entry.uses_none = True
@@ -203,8 +211,13 @@ def _parse_uses(value: str, number: int, entry: KeyEntry, key: AnswerKey) -> Non
         sheet, ids = words[0].removesuffix(".md"), words[1:]
         for fact_id in ids:
             if not is_fact_id(fact_id):
-                key.problems.append((number, f"entry {entry.check_id}: {fact_id!r} in uses is not a fact id "
-                                     f"like 1.2: {_USES_FORM}"))
+                key.problems.append(
+                    (
+                        number,
+                        f"entry {entry.check_id}: {fact_id!r} in uses is not a fact id "
+                        f"like 1.2: {_USES_FORM}",
+                    )
+                )
             elif (sheet, fact_id) not in found:
                 found.append((sheet, fact_id))
     if entry.uses is None:
@@ -216,7 +229,9 @@ def _parse_uses(value: str, number: int, entry: KeyEntry, key: AnswerKey) -> Non
 def _parse_sum(value: str, number: int, key: AnswerKey) -> None:
     parts = [part.strip() for part in value.split("=")]
     if len(parts) != 3 or not all(parts):
-        key.problems.append((number, f"malformed sum line: write 'sum: <check id> = <a> + <b> = <total>', got {value!r}"))
+        key.problems.append(
+            (number, f"malformed sum line: write 'sum: <check id> = <a> + <b> = <total>', got {value!r}")
+        )
         return
     key.sums.append(SumLine(check_id=parts[0], expression=parts[1], total=parts[2], line=number))
 
@@ -259,8 +274,11 @@ def check_key_text(
         if check is None:
             problem(entry.line, f"entry {entry.check_id} names no check in the chapters")
         elif entry.answer is not None and not _same_text(entry.answer, check.answer):
-            problem(entry.answer_line, f"entry {entry.check_id}: answer {entry.answer!r} differs from the check's "
-                    f"Correct answer {check.answer!r}")
+            problem(
+                entry.answer_line,
+                f"entry {entry.check_id}: answer {entry.answer!r} differs from the check's "
+                f"Correct answer {check.answer!r}",
+            )
     for line in key.sums:
         _check_sum(line, by_id, problem)
     for trap in key.traps:
@@ -276,8 +294,10 @@ def check_key_text(
 
 
 def _no_uses(check_id: str) -> str:
-    return (f"check {check_id} declares no dependencies (add 'uses: <sheet> <id>, …' or 'uses: none' under "
-            f"'## {check_id}' in {KEY_FILE})")
+    return (
+        f"check {check_id} declares no dependencies (add 'uses: <sheet> <id>, …' or 'uses: none' under "
+        f"'## {check_id}' in {KEY_FILE})"
+    )
 
 
 def _uses_problems(
@@ -293,7 +313,9 @@ def _uses_problems(
         entry = key.entries.get(check.id)
         if entry is None or entry.uses is None:
             where = (chapter_of or {}).get(check.id)
-            problems.append(Problem(file=where or file, line=check.line if where else 0, message=_no_uses(check.id)))
+            problems.append(
+                Problem(file=where or file, line=check.line if where else 0, message=_no_uses(check.id))
+            )
     if facts is None:
         return problems
     for entry in key.entries.values():
@@ -304,8 +326,10 @@ def _uses_problems(
                     message = f"entry {entry.check_id}: uses names sheet {sheet!r}, which does not exist (sheets: {known})"
                     problems.append(Problem(file=file, line=number, message=message))
                 elif fact_id not in facts[sheet]:
-                    message = (f"entry {entry.check_id}: uses names {sheet} {fact_id}, which is neither in {sheet}.md "
-                               f"nor added by any 'Add to {sheet}' line")
+                    message = (
+                        f"entry {entry.check_id}: uses names {sheet} {fact_id}, which is neither in {sheet}.md "
+                        f"nor added by any 'Add to {sheet}' line"
+                    )
                     problems.append(Problem(file=file, line=number, message=message))
     return problems
 
@@ -326,10 +350,16 @@ def _check_sum(line: SumLine, by_id: dict[str, Check], problem: ProblemReporter)
         problem(line.line, f"sum {line.check_id}: declared total {line.total!r} is not a number")
         return
     if value != total:
-        problem(line.line, f"sum {line.check_id}: the components add up to {_show(value)}, not the declared {line.total}")
+        problem(
+            line.line,
+            f"sum {line.check_id}: the components add up to {_show(value)}, not the declared {line.total}",
+        )
     if total not in numbers_in(check.answer):
-        problem(line.line, f"sum {line.check_id}: the check's Correct answer {check.answer!r} does not contain "
-                f"the total {_show(total)}")
+        problem(
+            line.line,
+            f"sum {line.check_id}: the check's Correct answer {check.answer!r} does not contain "
+            f"the total {_show(total)}",
+        )
 
 
 def _show(value: Decimal) -> str:
@@ -355,7 +385,9 @@ def check_answer_key(bench: Benchmark) -> list[Problem]:
     return problems + _not_yet_problems(parse_key(text), bench, known, str(file))
 
 
-def _not_yet_problems(key: AnswerKey, bench: Benchmark, known: Mapping[str, set[str]], file: str) -> list[Problem]:
+def _not_yet_problems(
+    key: AnswerKey, bench: Benchmark, known: Mapping[str, set[str]], file: str
+) -> list[Problem]:
     """A ``uses:`` fact that exists in the benchmark but is added only after its check is asked."""
     problems: list[Problem] = []
     for phase in bench.phases:
@@ -367,8 +399,10 @@ def _not_yet_problems(key: AnswerKey, bench: Benchmark, known: Mapping[str, set[
             for number, found in entry.uses_lines:
                 for sheet, fact_id in found:
                     if fact_id in known.get(sheet, set()) and (sheet, fact_id) not in present:
-                        message = (f"entry {check.id}: uses names {sheet} {fact_id}, which is added only after "
-                                   f"check {check.id} is asked")
+                        message = (
+                            f"entry {check.id}: uses names {sheet} {fact_id}, which is added only after "
+                            f"check {check.id} is asked"
+                        )
                         problems.append(Problem(file=file, line=number, message=message))
     return problems
 

@@ -36,7 +36,9 @@ class Directive:
 
     kind: Literal["edit", "add"]
     sheet: str
-    fact_id: str  # for "add": the id it gets in the replay of the whole benchmark ("" if its category is missing)
+    fact_id: (
+        str  # for "add": the id it gets in the replay of the whole benchmark ("" if its category is missing)
+    )
     text: str  # the new full fact text ("—" deletes), templates not rendered
     line: int  # line in the chapter file
     category: int | None = None  # for "add"
@@ -132,7 +134,9 @@ def _apply(sheets: dict[str, Sheet], directive: Directive) -> str:
 
 def _replay(bench: Benchmark) -> _Replay:
     sheets = {name: sheet.model_copy(deep=True) for name, sheet in bench.sheets.items()}
-    original = {(name, f.id): f.text for name, s in bench.sheets.items() for c in s.categories for f in c.facts}
+    original = {
+        (name, f.id): f.text for name, s in bench.sheets.items() for c in s.categories for f in c.facts
+    }
     per_phase: dict[int, list[Directive]] = {}
     problems: list[tuple[Phase, int, str]] = []
     for phase in bench.phases:
@@ -143,11 +147,15 @@ def _replay(bench: Benchmark) -> _Replay:
                 continue
             fact_id = _apply(sheets, directive)
             if directive.kind == "edit" and not fact_id and directive.sheet in sheets:
-                message = (f"Edit {directive.sheet} {directive.fact_id}: the sheet has no fact {directive.fact_id} at "
-                           f"this point (the original sheet and the Add lines before it); use 'Add to' for a new fact")
+                message = (
+                    f"Edit {directive.sheet} {directive.fact_id}: the sheet has no fact {directive.fact_id} at "
+                    f"this point (the original sheet and the Add lines before it); use 'Add to' for a new fact"
+                )
                 problems.append((phase, number, message))
             if directive.kind == "add":
-                directive = Directive("add", directive.sheet, fact_id, directive.text, number, directive.category)
+                directive = Directive(
+                    "add", directive.sheet, fact_id, directive.text, number, directive.category
+                )
             found.append(directive)
         per_phase[phase.index] = found
     return _Replay(directives=per_phase, original=original, problems=problems)
@@ -177,7 +185,9 @@ def expected_facts(
         for directive in replay.directives[index]:
             if index == phase_index and before_line is not None and directive.line >= before_line:
                 break
-            if directive.fact_id and (directive.kind == "add" or (directive.sheet, directive.fact_id) in facts):
+            if directive.fact_id and (
+                directive.kind == "add" or (directive.sheet, directive.fact_id) in facts
+            ):
                 facts[(directive.sheet, directive.fact_id)] = directive.text
     return facts
 

@@ -147,8 +147,9 @@ def _line_kinds(lines: list[tuple[int, str]]) -> list[str]:
             kinds.append("blank")
         elif stripped.startswith("#"):
             kinds.append("heading")
-        elif "❓" in stripped[:3] or (previous == "check" and (raw[:1].isspace() or stripped.lower().startswith(
-                "correct answer:"))):
+        elif "❓" in stripped[:3] or (
+            previous == "check" and (raw[:1].isspace() or stripped.lower().startswith("correct answer:"))
+        ):
             kinds.append("check")
         elif _ANCHOR_LINE.match(stripped) or _DATE_LINE.match(stripped):
             kinds.append("anchor")  # a date line counts as one here
@@ -179,17 +180,25 @@ def _check_directive_placement(bench: Benchmark, phase: Phase) -> list[Problem]:
         if kind == "prose" and previous == "directive" and not bullet:
             said = directive_text(lines[k - 1][1])
             unclosed = said.count('"') % 2 == 1 or said.count("“") > said.count("”")
-            if (text[:1].islower() or unclosed) and _SAY_START.match(said) and not _SHEET_MENTION.search(said):
-                message = ("a Say/Tell line continues on this line, but only its own line is sent: keep each "
-                           "Say on one line")
+            if (
+                (text[:1].islower() or unclosed)
+                and _SAY_START.match(said)
+                and not _SHEET_MENTION.search(said)
+            ):
+                message = (
+                    "a Say/Tell line continues on this line, but only its own line is sent: keep each "
+                    "Say on one line"
+                )
                 problems.append(Problem(file=file, line=number, message=message))
                 continue
         if kind in ("prose", "anchor", "directive"):
             body = directive_text(raw)
             for pattern in _MID_LINE:
                 if match := pattern.search(body, 1):
-                    message = (f"'{match.group('word')}' in the middle of a line is never carried out as a directive "
-                               f"by the scripted persona: put the directive on its own line (blank line before)")
+                    message = (
+                        f"'{match.group('word')}' in the middle of a line is never carried out as a directive "
+                        f"by the scripted persona: put the directive on its own line (blank line before)"
+                    )
                     problems.append(Problem(file=file, line=number, message=message))
                     break
     return problems

@@ -55,4 +55,6 @@ class ChatModel(Protocol):
 
     name: str
 
-    async def complete(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> Completion: ...
+    async def complete(
+        self, messages: list[Message], tools: list[ToolSchema] | None = None
+    ) -> Completion: ...

@@ -12,7 +12,9 @@ _DONT_KNOW = re.compile(
     r"don't have|do not have|can't find|cannot find|no information|never told|never mentioned|didn't mention",
     re.IGNORECASE,
 )
-_VOID = re.compile(r"didn't tell|did not tell|never (?:told|said|mentioned)|not told|wasn't told|no such", re.IGNORECASE)
+_VOID = re.compile(
+    r"didn't tell|did not tell|never (?:told|said|mentioned)|not told|wasn't told|no such", re.IGNORECASE
+)
 _STOP = set(
     "the a an and or of to in on at for with by from is are was were be been it its this that these those "
     "we our my me i you your he she they them his her their as about into than then there here what which "
@@ -32,7 +34,9 @@ def _numbers(text: str) -> list[tuple[str, str]]:
     found = []
     for m in _NUMBER.finditer(text):
         raw = m.group("num")
-        value = raw.replace(",", "") if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", raw) else raw.replace(",", ".")
+        value = (
+            raw.replace(",", "") if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", raw) else raw.replace(",", ".")
+        )
         value = value.rstrip("0").rstrip(".") if "." in value else value
         shape = m.group("cur") or (m.group("unit") or "").lower()
         found.append((value, shape))
@@ -53,7 +57,9 @@ def judge(question: str, expected: str, reply: str) -> Verdict:
     dont_know = bool(_DONT_KNOW.search(reply))
     if _VOID.search(expected):  # the right answer is "you didn't tell me"
         score = 10.0 if dont_know and not _numbers(reply) else 0.0
-        return Verdict(score, False, "honest 'not told'" if score else "invented an answer to a never-told fact")
+        return Verdict(
+            score, False, "honest 'not told'" if score else "invented an answer to a never-told fact"
+        )
     expected_numbers = _numbers(expected)
     reply_numbers = _numbers(reply)
     reply_values = {v for v, _ in reply_numbers}
@@ -62,10 +68,14 @@ def judge(question: str, expected: str, reply: str) -> Verdict:
         hit = [v for v in wanted if v in reply_values]
         shapes = {s for _, s in expected_numbers if s}
         question_values = {v for v, _ in _numbers(question)}
-        competing = sorted({v for v, s in reply_numbers if s in shapes and v not in wanted and v not in question_values})
+        competing = sorted(
+            {v for v, s in reply_numbers if s in shapes and v not in wanted and v not in question_values}
+        )
         parts = len(wanted)
         good = max(0, len(hit) - (len(competing) if parts == 1 else 0))
-        comment = f"numbers {len(hit)}/{parts}" + (f", missing {', '.join(v for v in wanted if v not in hit)}" if len(hit) < parts else "")
+        comment = f"numbers {len(hit)}/{parts}" + (
+            f", missing {', '.join(v for v in wanted if v not in hit)}" if len(hit) < parts else ""
+        )
         if competing:
             comment += f", competing {', '.join(competing)}"
     else:
@@ -73,7 +83,9 @@ def judge(question: str, expected: str, reply: str) -> Verdict:
         reply_words = set(_keywords(reply))
         hit = [w for w in wanted if w in reply_words]
         parts, good = len(wanted) or 1, len(hit)
-        comment = f"key words {len(hit)}/{len(wanted)}" + (f", missing {', '.join(w for w in wanted if w not in hit)}" if len(hit) < len(wanted) else "")
+        comment = f"key words {len(hit)}/{len(wanted)}" + (
+            f", missing {', '.join(w for w in wanted if w not in hit)}" if len(hit) < len(wanted) else ""
+        )
     score = 10.0 * good / parts
     score = 10.0 if parts == 1 and good else round(score * 2) / 2
     if score == 0 and dont_know:

@@ -116,7 +116,9 @@ class _Call:
     @classmethod
     def make(cls, name: str, arguments: dict[str, Any]) -> ToolCall:
         cls.counter += 1
-        return ToolCall(id=f"call_mmb_{cls.counter}", name=name, arguments=json.dumps(arguments, ensure_ascii=False))
+        return ToolCall(
+            id=f"call_mmb_{cls.counter}", name=name, arguments=json.dumps(arguments, ensure_ascii=False)
+        )
 
 
 def remember_step(messages: list[Message], start: int, fact: str, tools: set[str]) -> ToolCall | str | None:
@@ -144,7 +146,9 @@ def _summary_prompt(messages: list[Message]) -> str | None:
         text = text_of(message.get("content"))
         if message.get("role") in ("user", "system") and _SUMMARY_REQUEST.search(text[:4000] + text[-6000:]):
             lowered = text.lower()
-            if len(_HEADING.findall(text)) >= 3 and ("checkpoint" in lowered or "section headings" in lowered):
+            if len(_HEADING.findall(text)) >= 3 and (
+                "checkpoint" in lowered or "section headings" in lowered
+            ):
                 return text
     return None
 
@@ -156,8 +160,12 @@ def summary(prompt: str, messages: list[Message]) -> str:
         heading = heading.strip()
         if heading not in headings:
             headings.append(heading)
-    facts = _statements(prompt) + [s for m in messages[:-1] if m.get("role") == "user"
-                                     for s in _statements(clean_user_text(text_of(m.get("content"))))]
+    facts = _statements(prompt) + [
+        s
+        for m in messages[:-1]
+        if m.get("role") == "user"
+        for s in _statements(clean_user_text(text_of(m.get("content"))))
+    ]
     unique = list(dict.fromkeys(f[:300] for f in facts if not f.startswith("##")))[-40:]
     lines = []
     for index, heading in enumerate(headings):
@@ -255,8 +263,12 @@ class ScriptedAgentModel:
     async def complete(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> Completion:
         """One step: a memory tool call, or a reply; usage counts the whole request like a real model."""
         step = respond(messages, tools)
-        prompt_tokens = count_tokens(messages) + count_text(json.dumps(tools)) if tools else count_tokens(messages)
+        prompt_tokens = (
+            count_tokens(messages) + count_text(json.dumps(tools)) if tools else count_tokens(messages)
+        )
         if isinstance(step, ToolCall):
             usage = Usage(prompt_tokens=prompt_tokens, completion_tokens=count_text(step.arguments))
             return Completion(content=None, tool_calls=[step], usage=usage)
-        return Completion(content=step, usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=count_text(step)))
+        return Completion(
+            content=step, usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=count_text(step))
+        )

@@ -13,76 +13,23 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from engine.models.base import Completion, Message, ToolCall, ToolSchema, Usage
+from engine.models.persona_plan import BACKTICK, Action, plan_phase
 from engine.models.rules_judge import judge
 
 _PHASE_HEADER = re.compile(r"^Phase \d+/\d+ \(", re.MULTILINE)
-_CHECK = re.compile(r"❓\s*(?P<id>\d+(?:\.\d+)+)\s*(?P<types>(?:\[[^\]]*\]\s*)*)(?P<q>.*?)\s*Correct answer:\s*(?P<a>.*)$")
-_EDIT = re.compile(r"^Edit\s+(?P<sheet>[\w-]+)\s+(?P<id>\d+\.\d+)\s*:\s*(?P<text>.+)$")
-_ADD = re.compile(r"^Add to\s+(?P<sheet>[\w-]+)\s+category\s+(?P<cat>\d+)\s*:\s*(?P<text>.+)$")
-_ANCHOR = re.compile(r"^(?P<time>\d{1,2}:\d{2})\s+(?P<rest>.*)$")
-_SAY = re.compile(r"^(?:Say|Tell|Mention|Reply|Answer|Write)\b(?:\s+(?:the assistant|them))?(?:\s+that)?[\s:,]*", re.IGNORECASE)
-_BACKTICK = re.compile(r"`([\w-]+)`")
-_GATE_EDIT = re.compile(r"`([\w-]+)` (\d+\.\d+) does not hold the directed text: .*?exactly this text: «(.*?)»")
+_GATE_EDIT = re.compile(
+    r"`([\w-]+)` (\d+\.\d+) does not hold the directed text: .*?exactly this text: «(.*?)»"
+)
 _GATE_ADD = re.compile(r"`([\w-]+)` category (\d+) lacks the fact to add: .*?exactly this text: «(.*?)»")
 _GATE_DELETE = re.compile(r"`([\w-]+)` (\d+\.\d+) must be deleted")
 _GATE_UNTOLD_CHANGE = re.compile(r"`([\w-]+)` (\d+\.\d+) was changed but not told")
 _DONT_KNOW = "says it does not know; asking it to search"
 _SEARCH_PREFIX = "Please search your memory and our earlier conversation:"
 BATCH = 3
-
-
-@dataclass
-class Action:
-    kind: str  # edit, add, tell, say, wait, check
-    args: dict[str, Any] = field(default_factory=dict)
-
-
-def _joined_lines(text: str) -> list[str]:
-    """Lines with a check's continuation lines (indented, or up to its ``Correct answer:``) joined."""
-    lines: list[str] = []
-    for raw in text.splitlines():
-        previous = lines[-1] if lines else ""
-        if "❓" in previous and "Correct answer:" not in previous and raw.strip():
-            lines[-1] = previous.rstrip() + " " + raw.strip()
-        else:
-            lines.append(raw)
-    return lines
-
-
-def _plan(phase_text: str, sheets: set[str]) -> list[Action]:
-    actions: list[Action] = []
-    for raw in _joined_lines(phase_text)[1:]:
-        line = raw.strip().lstrip("-•* ").strip()
-        if not line:
-            continue
-        anchor = _ANCHOR.match(line)
-        if anchor:
-            actions.append(Action("wait", {"until": anchor.group("time")}))
-            line = anchor.group("rest").strip().lstrip("—–-").strip()
-        check = _CHECK.search(line)
-        if check:
-            actions.append(Action("check", {"id": check.group("id"), "q": check.group("q").strip(), "a": check.group("a").strip()}))
-            continue
-        if m := _EDIT.match(line):
-            actions.append(Action("edit", {"sheet": m.group("sheet"), "id": m.group("id"), "text": m.group("text").strip()}))
-            continue
-        if m := _ADD.match(line):
-            actions.append(Action("add", {"sheet": m.group("sheet"), "category": int(m.group("cat")), "text": m.group("text").strip()}))
-            continue
-        named = [s for s in _BACKTICK.findall(line) if s in sheets and s != "profile"]
-        for sheet in named:
-            actions.append(Action("tell", {"sheet": sheet}))
-        if named or line.startswith("Before next_phase"):
-            continue
-        if _SAY.match(line) or anchor:
-            text = _SAY.sub("", line, count=1).strip()
-            if text and not text.endswith(":"):  # "ask about it:" introduces the lines below
-                actions.append(Action("say", {"text": text[0].upper() + text[1:]}))
-    return actions
 
 
 @dataclass
@@ -132,18 +79,31 @@ class ScriptedPersonaModel:
 
     async def complete(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> Completion:
         calls = self.decide(messages)
-        tool_calls = [ToolCall(id=f"call_{len(messages)}_{i}", name=n, arguments=json.dumps(a, ensure_ascii=False)) for i, (n, a) in enumerate(calls)]
+        tool_calls = [
+            ToolCall(id=f"call_{len(messages)}_{i}", name=n, arguments=json.dumps(a, ensure_ascii=False))
+            for i, (n, a) in enumerate(calls)
+        ]
         text_in = sum(len(str(m.get("content") or "")) for m in messages)
-        return Completion(content=None, tool_calls=tool_calls, usage=Usage(prompt_tokens=text_in // 4, completion_tokens=sum(len(c.arguments) for c in tool_calls) // 4))
+        return Completion(
+            content=None,
+            tool_calls=tool_calls,
+            usage=Usage(
+                prompt_tokens=text_in // 4, completion_tokens=sum(len(c.arguments) for c in tool_calls) // 4
+            ),
+        )
 
     def decide(self, messages: list[Message]) -> list[tuple[str, dict[str, Any]]]:
         start, phase_text = self._phase(messages)
         sheets = self._sheets(messages)
         calls = _calls_since(messages, start)
-        plan = _plan(phase_text, sheets)
+        plan = plan_phase(phase_text, sheets)
         skipped = self._skipped_check(plan)
         for action in plan:
-            if action.kind == "check" and action.args["id"] == skipped and not self._gate_named(calls, skipped):
+            if (
+                action.kind == "check"
+                and action.args["id"] == skipped
+                and not self._gate_named(calls, skipped)
+            ):
                 continue
             step = self._next_for(action, calls)
             if step:
@@ -165,18 +125,30 @@ class ScriptedPersonaModel:
 
     @staticmethod
     def _gate_named(calls: list[_Call], check_id: str | None) -> bool:
-        return any(c.name == "next_phase" and c.result and "ungraded checks" in c.result
-                   and re.search(rf"\b{re.escape(check_id or '')}\b", c.result) for c in calls)
+        return any(
+            c.name == "next_phase"
+            and c.result
+            and "ungraded checks" in c.result
+            and re.search(rf"\b{re.escape(check_id or '')}\b", c.result)
+            for c in calls
+        )
 
-    def _maybe_echo(self, step: list[tuple[str, dict[str, Any]]], messages: list[Message],
-                    start: int) -> list[tuple[str, dict[str, Any]]]:
+    def _maybe_echo(
+        self, step: list[tuple[str, dict[str, Any]]], messages: list[Message], start: int
+    ) -> list[tuple[str, dict[str, Any]]]:
         """``echo``: the first message of a phase repeats the agent's last reply (the guard refuses it)."""
         if "echo" not in self.slips or step[0][0] != "send_message":
             return step
         if any(str(m.get("content") or "").startswith("ERROR: echo guard") for m in messages[start:]):
             return step
-        last = next((_reply_body(m.get("content")) for m in reversed(messages)
-                     if m["role"] == "tool" and str(m.get("content") or "").startswith("The assistant replied")), None)
+        last = next(
+            (
+                _reply_body(m.get("content"))
+                for m in reversed(messages)
+                if m["role"] == "tool" and str(m.get("content") or "").startswith("The assistant replied")
+            ),
+            None,
+        )
         if not last or len(last) < 40:
             return step
         return [("send_message", {"text": last})]
@@ -189,13 +161,13 @@ class ScriptedPersonaModel:
             if messages[index]["role"] in ("user", "tool") and isinstance(content, str):
                 match = _PHASE_HEADER.search(content)
                 if match:
-                    return index, content[match.start():]
+                    return index, content[match.start() :]
         return 0, ""
 
     def _sheets(self, messages: list[Message]) -> set[str]:
         system = messages[0].get("content") or "" if messages else ""
         match = re.search(r"Sheets you can read with facts_read: (.*)\.", system)
-        return set(_BACKTICK.findall(match.group(1))) if match else set()
+        return set(BACKTICK.findall(match.group(1))) if match else set()
 
     # ---- one action --------------------------------------------------------------------------
 
@@ -206,7 +178,12 @@ class ScriptedPersonaModel:
                 done = any(c.name == "wait" and c.args.get("until") == a["until"] for c in calls)
                 return None if done else [("wait", {"until": a["until"]})]
             case "edit":
-                done = any(c.name == "facts_edit" and c.args.get("sheet") == a["sheet"] and c.args.get("id") == a["id"] for c in calls)
+                done = any(
+                    c.name == "facts_edit"
+                    and c.args.get("sheet") == a["sheet"]
+                    and c.args.get("id") == a["id"]
+                    for c in calls
+                )
                 update = ("send_message", {"text": f"Update: {a['text']}"})
                 if "skip_edit" in self.slips and a["text"].strip() != "—":
                     told = any(c.name == "send_message" and c.args == update[1] for c in calls)
@@ -220,12 +197,21 @@ class ScriptedPersonaModel:
                     return [("facts_edit", dict(a)), mark]  # marked told, never told: refused
                 return [("facts_edit", dict(a)), update, mark]
             case "add":
-                added = next((c for c in calls if c.name == "facts_add" and c.args.get("text") == a["text"]), None)
+                added = next(
+                    (c for c in calls if c.name == "facts_add" and c.args.get("text") == a["text"]), None
+                )
                 if added is None:
                     return [("facts_add", dict(a)), ("send_message", {"text": f"Also: {a['text']}"})]
                 m = re.match(r"Added [\w-]+ (\d+\.\d+):", added.result or "")
-                marked = any(c.name == "facts_mark_told" and m and m.group(1) in (c.args.get("ids") or []) for c in calls)
-                return None if (m is None or marked) else [("facts_mark_told", {"sheet": a["sheet"], "ids": [m.group(1)]})]
+                marked = any(
+                    c.name == "facts_mark_told" and m and m.group(1) in (c.args.get("ids") or [])
+                    for c in calls
+                )
+                return (
+                    None
+                    if (m is None or marked)
+                    else [("facts_mark_told", {"sheet": a["sheet"], "ids": [m.group(1)]})]
+                )
             case "say":
                 done = any(c.name == "send_message" and c.args.get("text") == a["text"] for c in calls)
                 return None if done else [("send_message", {"text": a["text"]})]
@@ -238,8 +224,15 @@ class ScriptedPersonaModel:
     def _tell(self, sheet: str, calls: list[_Call]) -> list[tuple[str, dict[str, Any]]] | None:
         if not any(c.name == "facts_read" and c.args.get("sheet") == sheet for c in calls):
             return [("facts_read", {"sheet": sheet})]
-        latest = next((c for c in reversed(calls) if c.name in ("facts_get_untold", "facts_mark_told", "facts_read")
-                       and c.args.get("sheet") == sheet), None)
+        latest = next(
+            (
+                c
+                for c in reversed(calls)
+                if c.name in ("facts_get_untold", "facts_mark_told", "facts_read")
+                and c.args.get("sheet") == sheet
+            ),
+            None,
+        )
         if latest is None or latest.name != "facts_get_untold" or latest.result is None:
             return [("facts_get_untold", {"sheet": sheet})]
         if latest.result.startswith("All facts") or latest.result.startswith("ERROR"):
@@ -255,27 +248,73 @@ class ScriptedPersonaModel:
             ("facts_get_untold", {"sheet": sheet}),
         ]
 
-    def _check(self, check_id: str, question: str, expected: str, calls: list[_Call]) -> list[tuple[str, dict[str, Any]]] | None:
-        logged = [c for c in calls if c.name == "log_evaluation" and str(c.args.get("check_id")) == check_id
-                  and not (c.result or "").startswith("ERROR")]
-        if any(c.args.get("attempt") == 2 or not str(c.args.get("comment", "")).startswith(_DONT_KNOW) for c in logged):
+    def _check(
+        self, check_id: str, question: str, expected: str, calls: list[_Call]
+    ) -> list[tuple[str, dict[str, Any]]] | None:
+        logged = [
+            c
+            for c in calls
+            if c.name == "log_evaluation"
+            and str(c.args.get("check_id")) == check_id
+            and not (c.result or "").startswith("ERROR")
+        ]
+        if any(
+            c.args.get("attempt") == 2 or not str(c.args.get("comment", "")).startswith(_DONT_KNOW)
+            for c in logged
+        ):
             return None
-        asked = [c for c in calls if c.name == "send_message" and c.args.get("text") == question and c.result is not None]
+        asked = [
+            c
+            for c in calls
+            if c.name == "send_message" and c.args.get("text") == question and c.result is not None
+        ]
         if not asked:
             if "grade_ahead" in self.slips and not self._tried(calls, check_id, 1):
-                return [("log_evaluation", {"check_id": check_id, "score": 10, "attempt": 1, "answer": "(not asked yet)", "comment": "graded ahead"})]
+                return [
+                    (
+                        "log_evaluation",
+                        {
+                            "check_id": check_id,
+                            "score": 10,
+                            "attempt": 1,
+                            "answer": "(not asked yet)",
+                            "comment": "graded ahead",
+                        },
+                    )
+                ]
             return [("send_message", {"text": question})]
         search_text = f"{_SEARCH_PREFIX} {question}"
-        searched = [c for c in calls if c.name == "send_message" and c.args.get("text") == search_text and c.result is not None]
+        searched = [
+            c
+            for c in calls
+            if c.name == "send_message" and c.args.get("text") == search_text and c.result is not None
+        ]
         if searched:
             reply = _reply_body(searched[-1].result)
             verdict = judge(question, expected, reply)
-            return [("log_evaluation", {"check_id": check_id, "score": verdict.score, "attempt": 2, "answer": reply[:300], "comment": f"after a search: {verdict.comment}"})]
+            return [
+                (
+                    "log_evaluation",
+                    {
+                        "check_id": check_id,
+                        "score": verdict.score,
+                        "attempt": 2,
+                        "answer": reply[:300],
+                        "comment": f"after a search: {verdict.comment}",
+                    },
+                )
+            ]
         if logged:  # attempt 1 said it does not know: now the search
             return [("send_message", {"text": search_text})]
         reply = _reply_body(asked[-1].result)
         verdict = judge(question, expected, reply)
-        grade = {"check_id": check_id, "score": verdict.score, "attempt": 1, "answer": reply[:300], "comment": verdict.comment}
+        grade = {
+            "check_id": check_id,
+            "score": verdict.score,
+            "attempt": 1,
+            "answer": reply[:300],
+            "comment": verdict.comment,
+        }
         if verdict.dont_know:
             grade["comment"] = f"{_DONT_KNOW}: {verdict.comment}"
         if "attempt2_first" in self.slips and not self._tried(calls, check_id, 2):
@@ -284,23 +323,46 @@ class ScriptedPersonaModel:
 
     @staticmethod
     def _tried(calls: list[_Call], check_id: str, attempt: int) -> bool:
-        return any(c.name == "log_evaluation" and str(c.args.get("check_id")) == check_id
-                   and c.args.get("attempt") == attempt for c in calls)
+        return any(
+            c.name == "log_evaluation"
+            and str(c.args.get("check_id")) == check_id
+            and c.args.get("attempt") == attempt
+            for c in calls
+        )
 
-    def _answer_gate(self, error: str, calls: list[_Call], plan: list[Action]) -> list[tuple[str, dict[str, Any]]] | None:
+    def _answer_gate(
+        self, error: str, calls: list[_Call], plan: list[Action]
+    ) -> list[tuple[str, dict[str, Any]]] | None:
         for sheet, fact_id, text in _GATE_EDIT.findall(error):
-            return [("facts_edit", {"sheet": sheet, "id": fact_id, "text": text}),
-                    ("send_message", {"text": f"Update: {text}"}), ("facts_mark_told", {"sheet": sheet, "ids": [fact_id]})]
+            return [
+                ("facts_edit", {"sheet": sheet, "id": fact_id, "text": text}),
+                ("send_message", {"text": f"Update: {text}"}),
+                ("facts_mark_told", {"sheet": sheet, "ids": [fact_id]}),
+            ]
         for sheet, fact_id in _GATE_DELETE.findall(error):
             return [("facts_edit", {"sheet": sheet, "id": fact_id, "text": "—"})]
         for sheet, category, text in _GATE_ADD.findall(error):
-            return [("facts_add", {"sheet": sheet, "category": int(category), "text": text}),
-                    ("send_message", {"text": f"Also: {text}"})]
+            return [
+                ("facts_add", {"sheet": sheet, "category": int(category), "text": text}),
+                ("send_message", {"text": f"Also: {text}"}),
+            ]
         for sheet, fact_id in _GATE_UNTOLD_CHANGE.findall(error):
-            text = next((a.args["text"] for a in plan if a.kind == "edit" and a.args["sheet"] == sheet and a.args["id"] == fact_id), None)
+            text = next(
+                (
+                    a.args["text"]
+                    for a in plan
+                    if a.kind == "edit" and a.args["sheet"] == sheet and a.args["id"] == fact_id
+                ),
+                None,
+            )
             if text is None:
-                text = next((a.args["text"] for a in plan if a.kind == "add" and a.args["sheet"] == sheet), "")
-            return [("send_message", {"text": f"Update: {text}"}), ("facts_mark_told", {"sheet": sheet, "ids": [fact_id]})]
+                text = next(
+                    (a.args["text"] for a in plan if a.kind == "add" and a.args["sheet"] == sheet), ""
+                )
+            return [
+                ("send_message", {"text": f"Update: {text}"}),
+                ("facts_mark_told", {"sheet": sheet, "ids": [fact_id]}),
+            ]
         if m := re.search(r"ungraded checks: ([\d., ]+)", error):
             wanted = {i.strip() for i in m.group(1).split(",")}
             for action in plan:

@@ -74,7 +74,11 @@ def compact(
     phase) and puts a message with the live profile and loaded sheets in front. None when no cut is due
     or possible. ``reinjected`` renders the live profile and sheets (only when a cut is made).
     """
-    if len(system) + sum(len(str(m.get("content") or "")) + len(str(m.get("tool_calls") or "")) for m in messages) < max_tokens:
+    if (
+        len(system)
+        + sum(len(str(m.get("content") or "")) + len(str(m.get("tool_calls") or "")) for m in messages)
+        < max_tokens
+    ):
         return None  # a token is at least one character: far below the limit, no need to count
     before = count_tokens([{"role": "system", "content": system}, *messages])
     if before < max_tokens:
@@ -122,6 +126,10 @@ def recent_replies(messages: list[Message], reply_prefix: str) -> list[str]:
     replies: list[str] = []
     for message in reversed(messages[-12:]):
         content = message.get("content") or ""
-        if message["role"] in ("tool", "user") and isinstance(content, str) and content.startswith(reply_prefix):
+        if (
+            message["role"] in ("tool", "user")
+            and isinstance(content, str)
+            and content.startswith(reply_prefix)
+        ):
             replies.append(content.split("\n\n", 1)[-1])
     return replies

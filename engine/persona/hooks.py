@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
-from engine.models.base import Completion
+from engine.events import ErrorOccurred, Event, HookFired, PersonaThinking
+from engine.models.base import Completion, Message
 
 PLAIN_TEXT_ERROR = (
     "ERROR: plain text does not reach the assistant and nobody reads it. To talk to the assistant, call "
     "the send_message tool; to move on, call next_phase."
 )
 
-EMPTY_ERROR = "ERROR: your answer was empty. Carry on with your phase: call a tool (send_message, next_phase, …)."
+EMPTY_ERROR = (
+    "ERROR: your answer was empty. Carry on with your phase: call a tool (send_message, next_phase, …)."
+)
 
 
 def echo_error(why: str) -> str:
@@ -24,7 +28,9 @@ def echo_error(why: str) -> str:
     )
 
 
-_ROLE_LABEL = re.compile(r"^\s*(?:\*\*)?(?:assistant|agent|ai|bot|🤖)(?:\*\*)?\s*[:>]", re.IGNORECASE | re.MULTILINE)
+_ROLE_LABEL = re.compile(
+    r"^\s*(?:\*\*)?(?:assistant|agent|ai|bot|🤖)(?:\*\*)?\s*[:>]", re.IGNORECASE | re.MULTILINE
+)
 
 
 def is_plain_text(completion: Completion) -> bool:
@@ -69,3 +75,50 @@ class SlipStreak:
         if len(self.kinds) < limit:
             return ""
         return f"persona stuck ({len(self.kinds)} turns in a row without a valid tool call: {', '.join(sorted(set(self.kinds)))})"
+
+
+@dataclass
+class Refusal:
+    """A persona turn a hook refused: what to record, what the model is told, which slip it was."""
+
+    slip: str
+    events: list[Event] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
+
+
+def refuse(
+    completion: Completion, recent_replies: list[str], echo_guard: bool, plain_text_guard: bool
+) -> Refusal | None:
+    """The hooks' verdict on a completion: None when it may go on (tool calls, or plain text without the guard)."""
+    content = (completion.content or "").strip()
+    echo = imitates_agent(completion, recent_replies) if echo_guard else None
+    if echo:
+        error = echo_error(echo)
+        answers: list[Message] = [
+            {"role": "tool", "tool_call_id": c.id, "content": error} for c in completion.tool_calls
+        ]
+        return Refusal(
+            slip=f"echo: {echo}",
+            events=[HookFired(hook="echo_guard", detail=f"{echo}; nothing was sent or done")],
+            messages=[completion.as_message(), *(answers or [{"role": "user", "content": error}])],
+        )
+    if completion.tool_calls:
+        return None
+    if not content:
+        return Refusal(
+            slip="empty completion",
+            events=[
+                ErrorOccurred(message="the persona model returned an empty completion", where="persona model")
+            ],
+            messages=[{"role": "user", "content": EMPTY_ERROR}],
+        )
+    if not plain_text_guard:
+        return None
+    return Refusal(
+        slip="plain text instead of a tool call",
+        events=[
+            PersonaThinking(text=content),
+            HookFired(hook="plain_text_guard", detail="plain text instead of send_message"),
+        ],
+        messages=[{"role": "assistant", "content": content}, {"role": "user", "content": PLAIN_TEXT_ERROR}],
+    )

@@ -61,7 +61,9 @@ class Notebook:
         unknown = [i for i in ids if i not in live]
         if unknown:
             raise ToolError(f"sheet {sheet.name!r} has no live facts {', '.join(unknown)}")
-        unsent = [i for i in ids if self.state.changed_at.get(f"{sheet.name} {i}", -1) >= self.state.messages_sent]
+        unsent = [
+            i for i in ids if self.state.changed_at.get(f"{sheet.name} {i}", -1) >= self.state.messages_sent
+        ]
         if unsent:
             raise ToolError(
                 f"{sheet.name} {', '.join(unsent)} changed after your last message to the assistant: tell the new "

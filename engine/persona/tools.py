@@ -23,32 +23,60 @@ def _tool(name: str, description: str, properties: dict[str, Any], required: lis
 _SHEET = {"type": "string", "description": "sheet name without .md, e.g. family"}
 
 TOOL_SCHEMAS: list[ToolSchema] = [
-    _tool("send_message", "Send a chat message to the assistant; returns its reply.",
-          {"text": {"type": "string"}}, ["text"]),
-    _tool("next_phase", "Finish the current phase and get the next one (or an error saying what is missing).",
-          {}, []),
+    _tool(
+        "send_message",
+        "Send a chat message to the assistant; returns its reply.",
+        {"text": {"type": "string"}},
+        ["text"],
+    ),
+    _tool(
+        "next_phase",
+        "Finish the current phase and get the next one (or an error saying what is missing).",
+        {},
+        [],
+    ),
     _tool("facts_read", "Read a fact sheet (it joins your loaded sheets).", {"sheet": _SHEET}, ["sheet"]),
-    _tool("facts_mark_told", "Mark facts as told to the assistant.",
-          {"sheet": _SHEET, "ids": {"type": "array", "items": {"type": "string"}}}, ["sheet", "ids"]),
+    _tool(
+        "facts_mark_told",
+        "Mark facts as told to the assistant.",
+        {"sheet": _SHEET, "ids": {"type": "array", "items": {"type": "string"}}},
+        ["sheet", "ids"],
+    ),
     _tool("facts_get_untold", "List the facts of a sheet not yet told.", {"sheet": _SHEET}, ["sheet"]),
-    _tool("facts_edit", "Change a fact's text; the text '—' deletes it.",
-          {"sheet": _SHEET, "id": {"type": "string"}, "text": {"type": "string"}}, ["sheet", "id", "text"]),
-    _tool("facts_add", "Add a fact to a category of a sheet; returns its id.",
-          {"sheet": _SHEET, "category": {"type": "integer"}, "text": {"type": "string"}},
-          ["sheet", "category", "text"]),
-    _tool("log_evaluation", "Grade the assistant's answer to a check, 0-10.",
-          {"check_id": {"type": "string"}, "score": {"type": "number", "minimum": 0, "maximum": 10},
-           "attempt": {"type": "integer", "enum": [1, 2]}, "answer": {"type": "string"},
-           "comment": {"type": "string"}},
-          ["check_id", "score", "attempt", "answer", "comment"]),
-    _tool("wait",
-          "Sleep until a moment of virtual time; returns the time on waking. Accepted forms of `until`: "
-          "`HH:MM` — that time on the current phase's day (today, or the phase's date when it is ahead; "
-          "without a date line, the next time the clock shows it); `YYYY-MM-DD HH:MM` — a date and time; "
-          "ISO `YYYY-MM-DDTHH:MM` or `YYYY-MM-DDTHH:MM:SS`. If that time has already come (the current "
-          "minute included), it returns at once and says so: carry on.",
-          {"until": {"type": "string", "description": "HH:MM, YYYY-MM-DD HH:MM or YYYY-MM-DDTHH:MM[:SS]"}},
-          ["until"]),
+    _tool(
+        "facts_edit",
+        "Change a fact's text; the text '—' deletes it.",
+        {"sheet": _SHEET, "id": {"type": "string"}, "text": {"type": "string"}},
+        ["sheet", "id", "text"],
+    ),
+    _tool(
+        "facts_add",
+        "Add a fact to a category of a sheet; returns its id.",
+        {"sheet": _SHEET, "category": {"type": "integer"}, "text": {"type": "string"}},
+        ["sheet", "category", "text"],
+    ),
+    _tool(
+        "log_evaluation",
+        "Grade the assistant's answer to a check, 0-10.",
+        {
+            "check_id": {"type": "string"},
+            "score": {"type": "number", "minimum": 0, "maximum": 10},
+            "attempt": {"type": "integer", "enum": [1, 2]},
+            "answer": {"type": "string"},
+            "comment": {"type": "string"},
+        },
+        ["check_id", "score", "attempt", "answer", "comment"],
+    ),
+    _tool(
+        "wait",
+        "Sleep until a moment of virtual time; returns the time on waking. Accepted forms of `until`: "
+        "`HH:MM` — that time on the current phase's day (today, or the phase's date when it is ahead; "
+        "without a date line, the next time the clock shows it); `YYYY-MM-DD HH:MM` — a date and time; "
+        "ISO `YYYY-MM-DDTHH:MM` or `YYYY-MM-DDTHH:MM:SS`. If that time has already come (the current "
+        "minute included), it returns at once and says so: carry on.",
+        {"until": {"type": "string", "description": "HH:MM, YYYY-MM-DD HH:MM or YYYY-MM-DDTHH:MM[:SS]"}},
+        ["until"],
+    ),
 ]
 
 TOOL_NAMES = [t["function"]["name"] for t in TOOL_SCHEMAS]  # every tool; a run offers tool_schemas(...)
@@ -66,7 +94,9 @@ class ToolHost(Protocol):
 
     async def tool_send_message(self, text: str) -> str: ...
     async def tool_next_phase(self) -> str: ...
-    async def tool_log_evaluation(self, check_id: str, score: float, attempt: int, answer: str, comment: str) -> str: ...
+    async def tool_log_evaluation(
+        self, check_id: str, score: float, attempt: int, answer: str, comment: str
+    ) -> str: ...
     async def tool_wait(self, until: str) -> str: ...
 
 
@@ -74,7 +104,9 @@ def parse_arguments(raw: str) -> dict[str, Any]:
     try:
         args = json.loads(raw or "{}")
     except json.JSONDecodeError as exc:
-        raise ToolError(f"arguments are not valid JSON ({exc.msg} at char {exc.pos}); call the tool again") from None
+        raise ToolError(
+            f"arguments are not valid JSON ({exc.msg} at char {exc.pos}); call the tool again"
+        ) from None
     if not isinstance(args, dict):
         raise ToolError("arguments must be a JSON object; call the tool again")
     return args
@@ -85,7 +117,7 @@ def _ids(value: Any) -> list[str]:
         return [v.strip() for v in value.replace(",", " ").split() if v.strip()]
     if isinstance(value, list):
         return [str(v).strip() for v in value]
-    raise ToolError("ids must be a list of fact ids like [\"1.1\", \"1.2\"]")
+    raise ToolError('ids must be a list of fact ids like ["1.1", "1.2"]')
 
 
 async def dispatch(host: ToolHost, name: str, args: dict[str, Any]) -> str:
@@ -112,8 +144,11 @@ async def dispatch(host: ToolHost, name: str, args: dict[str, Any]) -> str:
                 return notebook.add(str(args["sheet"]), int(args["category"]), str(args["text"]))
             case "log_evaluation":
                 return await host.tool_log_evaluation(
-                    str(args["check_id"]), float(args["score"]), int(args.get("attempt", 1)),
-                    str(args.get("answer", "")), str(args.get("comment", "")),
+                    str(args["check_id"]),
+                    float(args["score"]),
+                    int(args.get("attempt", 1)),
+                    str(args.get("answer", "")),
+                    str(args.get("comment", "")),
                 )
             case "wait":
                 return await host.tool_wait(str(args["until"]))
