@@ -29,6 +29,7 @@ from engine.agents import (
     env_api_key,
 )
 from engine.models.base import Usage
+from engine.sanitize import printable, valid_text
 
 if TYPE_CHECKING:
     import httpx
@@ -139,14 +140,15 @@ class BaseAdapter(AgentAdapter):
         return self.replies.next_seq
 
     def record_reply(self, content: object) -> AgentMessage:
-        """The one door for the agent's replies: checked, stamped with the run's clock and logged.
+        """The one door for the agent's replies: checked, cleaned (a lone surrogate becomes U+FFFD), stamped
+        with the run's clock and logged.
 
         Raises:
             AdapterError: ``content`` is not text (a reply is a string; ``""`` is kept as it is).
         """
         if not isinstance(content, str):
             raise AdapterError(f"{self.name}: garbage reply content: {content!r:.300}")
-        return self.replies.add(content, self.ctx.clock.iso())
+        return self.replies.add(valid_text(content), self.ctx.clock.iso())
 
     @contextlib.contextmanager
     def working(self) -> Iterator[None]:
@@ -166,7 +168,8 @@ class BaseAdapter(AgentAdapter):
         """
         if response.status_code != 200:
             raise AdapterError(
-                f"{self.name}: chat answered HTTP {response.status_code}: {response.text[:300]}"
+                f"{self.name}: chat answered HTTP {response.status_code}: "
+                + printable(response.text[:300], newlines=False)
             )
         try:
             body = response.json()

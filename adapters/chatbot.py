@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from adapters.base import AdapterContext, AdapterError, BaseAdapter
 from adapters.options import check_known, opt_str
 from engine.models.base import ChatModel, Message, ModelError
+from engine.sanitize import valid_text
 
 SYSTEM = "You are a helpful personal assistant. Be concise and exact with numbers and dates."
 
@@ -61,6 +62,7 @@ class ChatbotAdapter(BaseAdapter):
         self.path.parent.mkdir(parents=True, exist_ok=True)
 
     async def send_message(self, text: str) -> None:
+        text = valid_text(text)
         if self.virtual_time:
             text = f"[{self.ctx.clock.now():%a %d %b %Y %H:%M}] {text}"
         messages: list[Message] = [
@@ -73,7 +75,7 @@ class ChatbotAdapter(BaseAdapter):
                 completion = await self.model.complete(messages)
             except ModelError as exc:
                 raise AdapterError(f"chatbot model {self.model_name!r}: {exc}") from None
-        reply = (completion.content or "").strip()
+        reply = valid_text(completion.content or "").strip()  # a lone surrogate would break chatbot.jsonl
         self._append({"role": "user", "content": text})
         self._append({"role": "assistant", "content": reply})
         self.record_reply(reply or "(empty reply)")

@@ -16,6 +16,7 @@ import httpx
 
 from adapters.base import AdapterContext, AdapterError, BaseAdapter
 from adapters.options import check_known, opt_choice, opt_number, opt_str, require
+from engine.sanitize import valid_text
 
 OPTIONS = {"base_url", "model", "api_key_env", "mode", "session_header", "session_field", "reply_timeout"}
 
@@ -51,7 +52,7 @@ class OpenAIEndpointAdapter(BaseAdapter):
         self._api_key()  # a missing key fails at start, not at the first message
 
     async def send_message(self, text: str) -> None:
-        turn = {"role": "user", "content": text}
+        turn = {"role": "user", "content": valid_text(text)}
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [*self.history, turn] if self.mode == "stateless" else [turn],

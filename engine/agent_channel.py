@@ -11,6 +11,7 @@ from engine.events import AgentCompacted, AgentReplied, ErrorOccurred, MessageSe
 from engine.grading import keep_exchange
 from engine.recorder import Recorder
 from engine.run_parts import RunSettings
+from engine.sanitize import shorten_reply, valid_text
 
 REPLY_PREFIX = "The assistant replied:"
 
@@ -49,8 +50,9 @@ class AgentChannel:
             new = await self.adapter.get_responses(rec.state.agent_seq)
             for message in new:
                 rec.state.agent_seq = max(rec.state.agent_seq, message.seq)
-                replies.append(message.text)
-                rec.emit(AgentReplied(text=message.text, seq=message.seq))
+                reply = valid_text(message.text)  # a lone surrogate would break every file and request
+                replies.append(reply)
+                rec.emit(AgentReplied(text=reply, seq=message.seq))  # whole: the transcript keeps it all
             if new:
                 last = self.last_activity = monotonic()
             status = await self.adapter.get_status()
@@ -68,7 +70,12 @@ class AgentChannel:
                 raise AdapterError(f"no reply from the agent within {settings.agent_reply_timeout:g} s")
             await asyncio.sleep(settings.agent_poll_seconds)
         keep_exchange(rec.state, text, replies)
-        body = "\n\n".join(replies) if replies else "(no reply)"
+        # the persona gets each reply shortened to the limit (marked); the transcript keeps them whole
+        body = (
+            "\n\n".join(shorten_reply(r, settings.max_reply_chars) for r in replies)
+            if replies
+            else "(no reply)"
+        )
         when = f" (sent {stamp:%a %d %b %H:%M})" if self.virtual_time else ""
         return f"{REPLY_PREFIX}{when}\n\n{body}"
 

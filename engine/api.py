@@ -45,6 +45,7 @@ class RunView(BaseModel):
     clock: str = ""  # virtual time, ISO
     clock_jumps: int = 0
     virtual_time: bool = False
+    owner: str = ""  # another engine plays this run (pid, host, front end): watch it, don't start it
 
 
 class Observer(Protocol):

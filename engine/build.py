@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
 
 from engine.agents import AdapterContext, UnknownAdapter, resolve
 from engine.benchmark.model import Benchmark, BenchmarkError
@@ -24,8 +25,9 @@ from engine.provenance import (
     project_version,
 )
 from engine.run import Run
+from engine.run_lock import RunLock, RunLocked
 from engine.run_parts import RunParts, RunSettings
-from engine.state import RunState, load_state
+from engine.state import RunState, StateError, load_state, remove_stale_temp_files
 
 
 class BuildError(Exception):
@@ -59,12 +61,37 @@ def build_run(
     run_id: str,
     clock_factory: Callable[[], Clock] | None = None,
     tune: Callable[[RunSettings], None] | None = None,
+    front_end: str = "engine",
 ) -> Run:
+    """The run ``run_id``, fresh or resumed, holding its lock (``engine.run_lock``); ``BuildError`` says why not."""
     if run_id not in config.runs:
         raise BuildError(f"config: no run {run_id!r} under runs (have: {', '.join(config.runs) or 'none'})")
+    run_dir = config.results_path() / run_id
+    lock = RunLock(run_dir, front_end)
+    try:
+        lock.acquire()
+    except RunLocked as exc:
+        raise BuildError(str(exc)) from None
+    except OSError as exc:
+        raise BuildError(f"{run_dir}: cannot take the run's lock: {exc.strerror or exc}") from None
+    try:
+        run = _build(config, run_id, run_dir, lock, clock_factory, tune)
+    except BaseException:
+        lock.release()
+        raise
+    return run
+
+
+def _build(
+    config: Config,
+    run_id: str,
+    run_dir: Path,
+    lock: RunLock,
+    clock_factory: Callable[[], Clock] | None,
+    tune: Callable[[RunSettings], None] | None,
+) -> Run:
     run_cfg = config.runs[run_id]
     bench = load_run_benchmark(config, run_id)
-    run_dir = config.results_path() / run_id
     clock = clock_factory() if clock_factory else Clock()
     meter = UsageMeter()
     persona_name = run_cfg.persona or config.persona.model
@@ -92,8 +119,18 @@ def build_run(
     except (ValueError, ModelError) as exc:
         raise BuildError(f"runs.{run_id}: {exc}") from None
 
-    state = load_state(run_dir / "state.json")
+    try:
+        state = load_state(run_dir / "state.json")
+    except StateError as exc:
+        raise BuildError(str(exc)) from None
     resumed = state is not None
+    transcript = run_dir / "transcript.jsonl"
+    if state is None and transcript.exists() and transcript.stat().st_size > 0:
+        raise BuildError(
+            f"{run_dir / 'state.json'} is missing but {transcript} holds a played run: restore state.json, "
+            "or delete the folder to start the run from scratch (nothing was changed)"
+        )
+    remove_stale_temp_files(run_dir)
     if state is None:
         if bench.start_time is not None:
             clock.start_at(bench.start_time)
@@ -125,6 +162,7 @@ def build_run(
         state=state,
         meter=meter,
         resumed=resumed,
+        lock=lock,
         provenance=Provenance(
             benchmark_hash=benchmark_hash(bench.path),
             version=project_version(),

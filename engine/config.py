@@ -23,11 +23,13 @@ class ModelSpec(_Strict):
     model: str
     base_url: str | None = None  # None for the built-in scripted models ("scripted/persona", ...)
     api_key_env: str | None = None
-    timeout: float = 120.0  # seconds per call
-    max_retries: int = 5
+    timeout: float = Field(default=120.0, gt=0)  # seconds per call
+    max_retries: int = Field(default=5, ge=0)
     temperature: float | None = None
     max_tokens: int | None = None
-    latency: float = 0.0  # scripted models only: seconds slept per call (benchmarks of the engine)
+    latency: float = Field(
+        default=0.0, ge=0
+    )  # scripted models only: seconds slept per call (benchmarks of the engine)
 
 
 class PersonaConfig(_Strict):
@@ -71,6 +73,7 @@ class RunConfig(BaseModel):
     persona: str | None = None  # model name overriding the global persona model
     judge: str | None = None  # reserved: a separate grader model
     allow_real_time: bool = False  # run a time_master benchmark on an agent without virtual time
+    max_reply_chars: int = Field(default=20000, ge=100)  # longer agent replies reach the persona shortened
 
     def adapter_options(self) -> dict[str, Any]:
         return dict(self.model_extra or {})

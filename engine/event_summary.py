@@ -1,7 +1,8 @@
 """One summary per event, for every front end: the headless printer prints it, the TUI styles its parts.
 
 ``summary_parts`` cuts an event's one-line summary into parts tagged with a role (plain, name, args,
-error, score, note); a front end maps roles to its own look. ``summary`` is the plain text.
+error, score, note); a front end maps roles to its own look. ``summary`` is the plain text. Both are safe to
+print: control characters and escape sequences in agent or model text are shown escaped (``engine/sanitize.py``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import json
 from typing import Literal
 
 from engine.events import Event
+from engine.sanitize import printable
 
 Role = Literal["plain", "name", "args", "error", "score", "note"]
 Part = tuple[str, Role]
@@ -30,7 +32,11 @@ def _args(arguments: dict[str, object]) -> str:
 
 
 def summary_parts(event: Event) -> list[Part]:
-    """The event's one-line summary as tagged parts (messages: their first line)."""
+    """The event's one-line summary as tagged parts (messages: their first line), control characters escaped."""
+    return [(printable(text, newlines=False), role) for text, role in _raw_parts(event)]
+
+
+def _raw_parts(event: Event) -> list[Part]:
     match event.kind:
         case "phase_started":
             return [(f"Phase {event.index + 1}/{event.total} · {event.chapter} · {event.title}", "plain")]
@@ -103,7 +109,8 @@ def summary_parts(event: Event) -> list[Part]:
 
 
 def summary(event: Event, full: bool = False) -> str:
-    """The event's one-line summary as plain text; ``full``: a message's or thought's whole text."""
+    """The event's one-line summary as plain text; ``full``: a message's or thought's whole text (its lines
+    kept). Control characters and escape sequences are shown escaped either way."""
     if full and event.kind in ("persona_thinking", "message_sent", "agent_replied"):
-        return event.text.strip()
+        return printable(event.text.strip())
     return "".join(text for text, _ in summary_parts(event))

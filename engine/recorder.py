@@ -14,6 +14,7 @@ from typing import Protocol
 from engine.api import Observer
 from engine.clock import Clock, monotonic
 from engine.events import Event, RunStatus, StatusChanged
+from engine.sanitize import printable
 from engine.state import RunState, StateWriter
 from engine.transcript import Transcript
 
@@ -81,6 +82,7 @@ class RunRecorder:
         self.writer.save(self.state)
 
     def set_status(self, status: RunStatus, reason: str = "") -> None:
+        reason = printable(reason, newlines=False)  # a reason may quote the agent: data, never control
         if (self.state.status, self.state.reason) != (status, reason):
             self.state.status, self.state.reason = status, reason
             self.emit(StatusChanged(status=status, reason=reason))

@@ -4,7 +4,9 @@ Entries are made to be compared: the headline score is over every planned check 
 0, a grade whose premise the persona broke is excluded and listed), and the entry names what produced it
 (benchmark content hash, project version, persona and agent models, config and prompt hashes). It is dated
 with the real wall-clock time in UTC; a virtual-time run's virtual dates are on a line of their own.
-Reading entries back: ``report_entries.py``.
+Every line is safe for a terminal and a Markdown reader: agent and model text (the verbatim replies, the
+persona's summaries, reasons) is put on one line with control characters and escape sequences shown escaped
+(``engine/sanitize.py``). Reading entries back: ``report_entries.py``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from engine.benchmark.model import Benchmark
 from engine.benchmark.templates import render_templates
 from engine.events import EvaluationLogged, TerminationReason
 from engine.provenance import Provenance
+from engine.sanitize import printable
 from engine.state import RunState
 
 REPORT_NAME = "report.md"
@@ -129,7 +132,8 @@ def format_entry(run: RunSummary, now: datetime | None = None) -> str:
             )
         )
     lines.append(f"📊 Run time: {state.run_seconds / 60:.1f} min")
-    return "\n".join(lines) + "\n"
+    # agent and model text is data: no escape sequence reaches a terminal, no line break a new entry
+    return "\n".join(printable(line, newlines=False) for line in lines) + "\n"
 
 
 def _score_line(
@@ -222,8 +226,26 @@ def _agent_compactions_line(run: RunSummary) -> str:
 
 def append_report(path: Path, run: RunSummary) -> None:
     """Append ``run``'s entry to the report file at ``path`` (``results/report.md``)."""
-    text = format_entry(run)
+    append_entry(path, format_entry(run))
+
+
+def append_entry(path: Path, text: str) -> None:
+    """Append a formatted entry (nothing for an empty one)."""
+    if not text:
+        return
     with open(path, "a", encoding="utf-8") as handle:
         if handle.tell() > 0:
             handle.write("\n")
         handle.write(text)
+
+
+def append_once(path: Path, text: str) -> None:
+    """Append an entry saved with a checkpoint unless the report already has it (a kill came between)."""
+    if not text:
+        return
+    try:
+        done = text in path.read_text(encoding="utf-8")
+    except OSError:
+        done = False
+    if not done:
+        append_entry(path, text)

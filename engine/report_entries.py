@@ -1,6 +1,7 @@
 """Reading ``results/report.md`` (SPEC §9) back: for ``mmb-tui report`` and the report browser.
 
-Tolerant of wrapped lines.
+Tolerant of wrapped lines. What it returns is safe to print: control characters and escape sequences in a
+report written before they were escaped (or edited by hand) are shown escaped (``engine/sanitize.py``).
 
 An entry starts with ``## <date> — <run>: <bench> @ <agent>``; its figures are ``📊`` lines. A line that
 starts with neither is a continuation of the previous ``📊`` line (an editor or a pager wrapped it).
@@ -15,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from engine.sanitize import printable
 
 MARK = "📊"
 
@@ -199,8 +202,9 @@ def parse_report_entries(text: str) -> list[ReportEntry]:
     """Entries in file order (oldest first)."""
     entries: list[ReportEntry] = []
     current: ReportEntry | None = None
-    for raw in text.splitlines():
-        line = raw.strip()
+    for raw in text.split("\n"):  # only a real line break ends a line (not \x1c, \x85 or \u2028)
+        # spaces and tabs only: a line after a control character (\x1c## …) never starts an entry
+        line = printable(raw.strip(" \t\r\ufeff"), newlines=False)  # escaped: an old or hand-edited report
         if not line:
             continue
         header = _HEADER.match(line)
@@ -223,7 +227,7 @@ def parse_report_entries(text: str) -> list[ReportEntry]:
 def read_entries(results_dir: Path, run_id: str | None = None) -> list[ReportEntry]:
     """Entries of ``results_dir/report.md`` in file order, optionally of one run."""
     try:
-        text = (results_dir / "report.md").read_text(encoding="utf-8")
+        text = (results_dir / "report.md").read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []
     return [e for e in parse_report_entries(text) if run_id is None or e.run_id == run_id]
@@ -232,7 +236,7 @@ def read_entries(results_dir: Path, run_id: str | None = None) -> list[ReportEnt
 def load_report(path: Path) -> list[ReportEntry]:
     """The entries of ``report.md``, newest first (an absent file has none)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []
     entries = parse_report_entries(text)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from typing import Any
 
 from engine import grading
@@ -39,12 +40,17 @@ from engine.persona.tools import dispatch, parse_arguments, tool_schemas
 from engine.phase_start import start_phase
 from engine.phases import FINISHED_TEXT, gate_problems, now_line
 from engine.recorder import RunRecorder
-from engine.report import REPORT_NAME, RunSummary, append_report
+from engine.report import REPORT_NAME, RunSummary, append_entry, append_once, format_entry
 from engine.run_parts import RunParts
-from engine.state import RunState
+from engine.sanitize import shorten_reply
+from engine.state import RunState, StateSaveError
 from engine.timemaster import TimeMaster
 
 log = logging.getLogger(__name__)
+
+
+class AgentDidNotStart(Exception):
+    """The agent under test could not be started: the run waits (resumable), it did not crash."""
 
 
 class Run:
@@ -60,6 +66,7 @@ class Run:
         self.meter = parts.meter
         self.provenance = parts.provenance
         self.resumed = parts.resumed
+        self.lock = parts.lock
         self.notebook = Notebook(self.state)
         self.recorder = RunRecorder(
             self.run_id, self.run_dir, self.state, self.clock, parts.observers, self._fill_state
@@ -125,6 +132,9 @@ class Run:
         except asyncio.CancelledError:
             reason = TerminationReason.STOPPED
             raise
+        except AgentDidNotStart as exc:  # resumable once the agent is fixed: waiting, with the reason
+            self.set_status("waiting", str(exc))
+            reason = TerminationReason.WAITING
         except Exception as exc:
             log.exception("run %s crashed", self.run_id)
             self.emit(ErrorOccurred(message=f"{type(exc).__name__}: {exc}", where="engine", fatal=True))
@@ -132,12 +142,14 @@ class Run:
             reason = TerminationReason.CRASHED
         finally:
             self.termination = reason
-            await self._finalise(reason)
+            self.termination = reason = await self._finalise(reason)
         return reason
 
     async def _initialise(self) -> None:
         self._warm = asyncio.ensure_future(asyncio.to_thread(warm_up))  # the tokenizer loads meanwhile
         self.recorder.transcript.rollback(self.state.transcript_bytes)
+        self._shorten_old_replies()
+        self._append_pending_report()
         self.adapter.import_state(self.state.adapter_state)
         self.notebook.freeze_templates()
         self.emit(
@@ -147,10 +159,12 @@ class Run:
         )
         self.set_status("running")
         try:
+            if self.state.phases_started == 0:  # a fresh run starts from an empty memory, wherever it lives
+                await self.adapter.destroy_session()
             await self.adapter.create_session(self.run_id)
         except AdapterError as exc:
             self.emit(ErrorOccurred(message=f"agent did not start: {exc}", where="agent"))
-            raise
+            raise AgentDidNotStart(f"agent did not start: {exc}") from None
         await self.agent.tell_time()
         if self.state.phases_started == 0:
             await self._start_phase(0)
@@ -187,15 +201,24 @@ class Run:
             except (ModelError, AdapterError) as exc:
                 failures += 1
                 where: ErrorWhere = "agent" if isinstance(exc, AdapterError) else "persona model"
-                self.emit(ErrorOccurred(message=str(exc), where=where))
+                delay = min(self.settings.fault_backoff * 2 ** (failures - 1), 300)
+                last = failures > self.settings.fault_retries
+                then = "no retries left: waiting for the operator" if last else f"retrying in {delay:g} s"
+                attempts = self.settings.fault_retries + 1
+                self.emit(
+                    ErrorOccurred(message=f"{exc} (attempt {failures}/{attempts}; {then})", where=where)
+                )
                 self.set_status("waiting", f"{where}: {exc}")
                 self.save()
-                if failures > self.settings.fault_retries:
+                if last:
                     return TerminationReason.WAITING
-                await asyncio.sleep(min(self.settings.fault_backoff * 2 ** (failures - 1), 300))
+                await asyncio.sleep(delay)
                 if isinstance(exc, AdapterError) and not await self.agent.revive():
                     continue
                 self.set_status("running")
+            if self.recorder.writer.failure:  # never play on (or report finished) over a stale checkpoint
+                self.set_status("waiting", f"cannot save state: {self.recorder.writer.failure}")
+                return TerminationReason.WAITING
             stuck = self.stuck_reason()
             if stuck:
                 self._slips.clear()
@@ -204,25 +227,42 @@ class Run:
                 return TerminationReason.WAITING
         return TerminationReason.FINISHED
 
-    async def _finalise(self, reason: TerminationReason) -> None:
+    async def _finalise(self, reason: TerminationReason) -> TerminationReason:
+        """Status, report entry, last checkpoint, agent closed, lock released; how the run really ended
+        (``waiting`` when its last checkpoint could not be written, whatever it was before)."""
         try:
-            if reason is TerminationReason.FINISHED:
-                self.adapter.snapshot_memory("end")
-                self.set_status("finished")
-            elif reason is TerminationReason.CRASHED:
-                self.set_status("crashed", self.state.reason or "engine error")
-            elif reason is TerminationReason.STOPPED:
-                self.set_status("idle", "stopped")
+            entry = ""
             if reason is not TerminationReason.FINISHED or not self.state.reported:
-                # every end gets an entry (an unfinished one is marked incomplete); the finished one once
-                append_report(self.run_dir.parent / REPORT_NAME, self.summary())
+                # every end gets an entry (an unfinished one is marked incomplete), the finished one once;
+                # its id tells identical entries apart
+                entry = format_entry(self.summary()) + f"📊 Entry: {uuid.uuid4().hex[:12]}\n"
                 self.state.reported = reason is TerminationReason.FINISHED
+            if reason is TerminationReason.STOPPED:  # cancelled mid-step: the last checkpoint stands
+                append_entry(self.run_dir.parent / REPORT_NAME, entry)
+                self.set_status("idle", "stopped")
+            else:  # the checkpoint first (the entry pending in it), then the report: never twice, never lost
+                self.state.pending_report = entry
+                self.save()
+                await self.recorder.writer.flush()
+                self._append_pending_report()
+                if reason is TerminationReason.FINISHED:  # only once the report has it
+                    self.adapter.snapshot_memory("end")
+                    self.set_status("finished")
+                elif reason is TerminationReason.CRASHED:
+                    self.set_status("crashed", self.state.reason or "engine error")
             self.emit(RunEnded(reason=reason, detail=self.state.reason))
             if reason is not TerminationReason.STOPPED:
                 self.save()
+        except StateSaveError as exc:
+            log.error("run %s: %s", self.run_id, exc)
+            self.emit(ErrorOccurred(message=f"cannot save state: {exc}", where="engine"))
+            self.set_status("waiting", f"cannot save state: {exc}")
+            reason = TerminationReason.WAITING
         finally:
             try:
                 await self.recorder.writer.flush()
+            except StateSaveError as exc:
+                log.error("run %s: the last checkpoint was not written: %s", self.run_id, exc)
             except Exception:
                 log.exception("saving the state failed")
             try:
@@ -230,6 +270,21 @@ class Run:
             except Exception:
                 log.exception("adapter close failed")
             self.recorder.transcript.close()
+            if self.lock is not None:
+                self.lock.release()
+        return reason
+
+    def _shorten_old_replies(self) -> None:
+        """A checkpoint from before replies were shortened may hold a huge one that keeps the persona stuck."""
+        limit = self.settings.max_reply_chars
+        for message in self.state.persona_messages:
+            content = message.get("content")
+            if isinstance(content, str) and content.startswith(REPLY_PREFIX) and len(content) > 2 * limit:
+                message["content"] = shorten_reply(content, limit)
+
+    def _append_pending_report(self) -> None:
+        entry, self.state.pending_report = self.state.pending_report, ""
+        append_once(self.run_dir.parent / REPORT_NAME, entry)
 
     # ---- one step: a persona turn, or the tool calls left pending by a kill -----------------
 

@@ -13,6 +13,7 @@ from engine.config import Config, RunConfig
 from engine.models.base import ChatModel
 from engine.models.usage import UsageMeter
 from engine.provenance import Provenance
+from engine.run_lock import RunLock
 from engine.state import RunState
 
 
@@ -31,6 +32,7 @@ class RunSettings:
     fault_retries: int = 5  # consecutive model/agent failures before the run stops as "waiting"
     fault_backoff: float = 30.0  # seconds between those attempts (doubling, capped at 5 min)
     max_turns_per_phase: int = 400  # persona turns in one phase before the run waits as stuck
+    max_reply_chars: int = 20000  # an agent reply longer than this reaches the persona shortened (marked)
     stuck_after: int = 4  # consecutive persona turns without a valid tool call (echo, empty, plain text)
     time_master_min_sleep: float = 5
     time_master_pre_wake: float = 1
@@ -44,6 +46,7 @@ class RunSettings:
             plain_text_guard=config.hooks.plain_text_guard,
             echo_guard=config.hooks.echo_guard,
             ignore_session_break=run.ignore_session_break,
+            max_reply_chars=run.max_reply_chars,
             max_turns_per_phase=config.persona.max_turns_per_phase,
             stuck_after=config.persona.stuck_after,
             time_master_min_sleep=config.time_master.min_sleep_to_skip,
@@ -66,5 +69,6 @@ class RunParts:
     state: RunState
     meter: UsageMeter
     resumed: bool = False
+    lock: RunLock | None = None  # held for the run's life, released when it ends
     provenance: Provenance = field(default_factory=Provenance)  # for the report (``engine.provenance``)
     observers: list[Observer] = field(default_factory=list)  # told every event (TUI, headless printer, tests)

@@ -16,6 +16,7 @@ from engine.config import Config
 from engine.events import ErrorOccurred, Event, TerminationReason
 from engine.phases import gate_problems
 from engine.run import Run
+from engine.run_lock import owner_of
 from engine.run_parts import RunSettings
 from engine.state import StateError, load_state
 
@@ -38,10 +39,12 @@ class Scheduler:
         config: Config,
         clock_factory: Callable[[], Clock] | None = None,
         tune: Callable[[RunSettings], None] | None = None,
+        front_end: str = "engine",
     ) -> None:
         self.config = config
         self.clock_factory = clock_factory
         self.tune = tune
+        self.front_end = front_end  # named in the run lock: "tui", "headless", …
         self.observers: list[Observer] = []
         self.slots: dict[str, _Slot] = {run_id: _Slot() for run_id in config.runs}
 
@@ -70,7 +73,7 @@ class Scheduler:
         if self.running(run_id):
             return
         try:
-            run = build_run(self.config, run_id, self.clock_factory, self.tune)
+            run = build_run(self.config, run_id, self.clock_factory, self.tune, self.front_end)
         except (BuildError, StateError) as exc:
             slot.error = str(exc)
             self.on_event(run_id, ErrorOccurred(message=str(exc), where="engine", fatal=True))
@@ -156,10 +159,21 @@ class Scheduler:
             benchmark=run_cfg.benchmark if run_cfg else "",
             agent=run_cfg.agent if run_cfg else "",
         )
+        running = self.running(run_id)
+        owner = "" if running else owner_of(self.config.results_path() / run_id)
+        if owner:  # another engine plays it: it is running, not here
+            view = run_view(slot.run, running=False) if slot.run is not None else self._stored(run_id, base)
+            return view.model_copy(
+                update={"status": "running", "reason": f"played by {owner}", "owner": owner}
+            )
         if slot.run is not None:
-            return run_view(slot.run, running=self.running(run_id))
+            return run_view(slot.run, running=running)
         if slot.error:
             return base.model_copy(update={"status": "waiting", "reason": slot.error})
+        return self._stored(run_id, base)
+
+    def _stored(self, run_id: str, base: RunView) -> RunView:
+        slot = self.slots[run_id]
         path = self.config.results_path() / run_id / "state.json"
         try:
             stamp = path.stat().st_mtime_ns

@@ -83,10 +83,15 @@ class RunState(BaseModel):
     transcript_bytes: int = 0  # the transcript's committed length (later bytes are rolled back on resume)
     transcript_events: int = 0
     reported: bool = False
+    pending_report: str = ""  # an entry saved with this checkpoint, appended to report.md right after
 
 
 class StateError(Exception):
     pass
+
+
+class StateSaveError(StateError):
+    """A checkpoint could not be written: the message names the file and the reason."""
 
 
 def atomic_write(path: Path, data: str) -> None:
@@ -102,6 +107,12 @@ def atomic_write(path: Path, data: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def remove_stale_temp_files(run_dir: Path) -> None:
+    """Temporary files of writes a kill interrupted (only the lock holder may call this)."""
+    for stale in run_dir.glob(".state.json.*"):
+        stale.unlink(missing_ok=True)
 
 
 def save_state(path: Path, state: RunState) -> None:
@@ -121,6 +132,7 @@ class StateWriter:
         self.path = path
         self._pending: str | None = None
         self._task: asyncio.Task[None] | None = None
+        self.failure = ""  # why the latest write failed ("" after a success): the run must not go on
 
     def save(self, state: RunState) -> None:
         self._pending = state.model_dump_json()
@@ -136,7 +148,12 @@ class StateWriter:
     async def _drain(self) -> None:
         while self._pending is not None:
             data, self._pending = self._pending, None
-            await asyncio.to_thread(atomic_write, self.path, data)
+            try:
+                await asyncio.to_thread(atomic_write, self.path, data)
+            except OSError as exc:
+                self.failure = f"{self.path}: {exc.strerror or exc}"
+                return
+            self.failure = ""
 
     async def flush(self) -> None:
         """Wait until the latest snapshot is on disk."""
@@ -144,7 +161,14 @@ class StateWriter:
             await asyncio.shield(self._task)
         if self._pending is not None:
             data, self._pending = self._pending, None
-            atomic_write(self.path, data)
+            try:
+                atomic_write(self.path, data)
+            except OSError as exc:
+                self.failure = f"{self.path}: {exc.strerror or exc}"
+            else:
+                self.failure = ""
+        if self.failure:
+            raise StateSaveError(self.failure)
 
 
 def load_state(path: Path) -> RunState | None:

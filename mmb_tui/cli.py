@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         config = _config(args.config)
         if args.command == "report":
             from engine.report_entries import read_entries
+            from engine.sanitize import printable
 
             entries = read_entries(config.results_path(), args.run)
             if not entries:
@@ -78,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"no report entries{' for ' + args.run if args.run else ''} in {config.results_path() / 'report.md'}"
                 )
                 return 1
-            print("\n".join(e.text() for e in entries), end="")
+            # parsed entries are escaped already; once more so that nothing raw ever reaches the terminal
+            print(printable("\n".join(e.text() for e in entries)), end="")
             return 0
         if args.command == "run":
             unknown = [r for r in args.runs if r not in config.runs]
@@ -105,7 +107,7 @@ def _run_app(config: Config, config_path: Path, start: list[str]) -> int:
     from engine.scheduler import Scheduler
     from mmb_tui.app import make_app
 
-    app = make_app(Scheduler(config), config_path, start=start)
+    app = make_app(Scheduler(config, front_end="tui"), config_path, start=start)
     app.run()
     return 0
 

@@ -1,7 +1,8 @@
 """How one transcript event looks: a folded form (a few cropped lines) and an expanded form (wrapped).
 
 Pure functions over ``engine.events``: no widgets here, so the transcript view, the benchmark and the tests
-share them. Folded heights do not depend on the terminal width, which lets the transcript compute its
+share them. Agent and model text is data: every text here is escaped (``engine/sanitize.py``) and put in a
+``rich.text.Text`` as it is, never read as markup, so ``[bold]`` in a reply is shown, not applied. Folded heights do not depend on the terminal width, which lets the transcript compute its
 virtual height without wrapping thousands of texts.
 """
 
@@ -14,6 +15,7 @@ from rich.text import Text
 
 from engine.event_summary import SHORT, Role, summary_parts
 from engine.events import MARKERS, Event
+from engine.sanitize import printable
 
 FilterMode = Literal["all", "messages", "evaluations", "errors"]
 FILTER_MODES: tuple[FilterMode, ...] = ("all", "messages", "evaluations", "errors")
@@ -95,7 +97,12 @@ def headline(event: Event) -> Text:
 
 
 def body(event: Event) -> str:
-    """The full text behind the headline ("" when the headline says everything)."""
+    """The full text behind the headline ("" when the headline says everything), its control characters and
+    escape sequences shown escaped (lines and tabs kept)."""
+    return printable(_raw_body(event))
+
+
+def _raw_body(event: Event) -> str:
     if event.kind == "phase_started":
         return event.text
     if event.kind in ("persona_thinking", "message_sent", "agent_replied"):

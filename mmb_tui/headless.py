@@ -1,4 +1,8 @@
-"""``mmb-tui run --headless``: the engine without the UI, printing events with markers and progress."""
+"""``mmb-tui run --headless``: the engine without the UI, printing events with markers and progress.
+
+Everything printed is safe for the terminal: agent and model text comes through ``summary`` (control
+characters and escape sequences shown escaped, ``engine/sanitize.py``), and so does the reason a run stopped.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from typing import TextIO
 from engine.config import Config
 from engine.event_summary import summary
 from engine.events import MARKERS, Event, TerminationReason
+from engine.sanitize import printable
 from engine.scheduler import Scheduler
 
 FOLD = 400
@@ -40,7 +45,7 @@ class HeadlessPrinter:
 
 async def run_headless(config: Config, run_ids: list[str], out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    scheduler = Scheduler(config)
+    scheduler = Scheduler(config, front_end="headless")
     scheduler.add_observer(HeadlessPrinter(scheduler, out, many=len(run_ids) > 1))
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
@@ -70,6 +75,6 @@ async def run_headless(config: Config, run_ids: list[str], out: TextIO | None = 
     for run_id, result in results.items():
         if result != TerminationReason.FINISHED:
             reason = scheduler.view(run_id).reason or str(result)
-            out.write(f"{run_id}: not finished ({result}): {reason}\n")
+            out.write(printable(f"{run_id}: not finished ({result}): {reason}", newlines=False) + "\n")
             code = 1
     return code

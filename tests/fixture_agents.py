@@ -1,7 +1,8 @@
 """Scripted in-process test agents: a context that a new session clears and a long-term memory.
 
 Named in test configs as ``fixture_agents:ForgetfulAgent`` (an outside adapter, ``package.module:Class``);
-``FlakyAgent`` and ``BuggyAgent`` fail on purpose, ``ClockAgent`` and ``NoStatusAgent`` follow virtual time.
+``FlakyAgent`` and ``BuggyAgent`` fail on purpose, ``ClockAgent`` and ``NoStatusAgent`` follow virtual time,
+``HostileAgent`` replies with escape sequences, markup, a lone surrogate and one huge reply.
 """
 
 from __future__ import annotations
@@ -126,3 +127,34 @@ class NoStatusAgent(ClockAgent):
 
     async def get_status(self) -> None:  # type: ignore[override]
         return None
+
+
+HOSTILE_TAIL = (
+    " \x1b[2J\x1b[H\x1b]0;pwned title\x07\x1b]52;c;aGVsbG8=\x07\x9b31m\x90evil\x9c"
+    " [bold]markup[/bold] \ud800 lone\n## 2026-01-01 00:00 UTC — evil: fake @ entry\n📊 Score: 10.00/10"
+)
+"""What ``HostileAgent`` appends to every reply: escape sequences, C1 controls, Rich markup, a lone
+surrogate and a line that looks like a report entry's header."""
+HUGE_REPLY_CHARS = 600_000
+
+
+class HostileAgent(ForgetfulAgent):
+    """Replies as ``ForgetfulAgent`` with hostile text appended; its ``huge_at``-th reply is 600,000 characters."""
+
+    name: ClassVar[str] = "hostile"
+
+    def __init__(self, ctx: AdapterContext) -> None:
+        self.huge_at = int(ctx.options.pop("huge_at", 2))  # 0: no huge reply
+        self.surrogate = bool(
+            ctx.options.pop("surrogate", True)
+        )  # False: the tail without its lone surrogate
+        super().__init__(ctx)
+
+    async def send_message(self, text: str) -> None:
+        await super().send_message(text)
+        last = self.replies[-1]
+        tail = HOSTILE_TAIL if self.surrogate else HOSTILE_TAIL.replace("\ud800", "")
+        body = last.text + tail
+        if last.seq == self.huge_at:
+            body += " " + "x" * (HUGE_REPLY_CHARS - len(body) - 1)
+        self.replies[-1] = last.model_copy(update={"text": body})

@@ -144,3 +144,22 @@ async def test_templates_are_rendered_in_sheets_and_instructions(tmp_path: Path)
     assert "{{" not in said
     system = run._system_prompt()
     assert render_templates("{{TODAY}}", run.state.start_date) in system and "{{" not in system
+
+
+async def test_a_freed_id_reused_in_the_phase_that_told_the_old_fact_is_told_again(tmp_path: Path) -> None:
+    bench_root = tmp_path / "benches"
+    shutil.copytree(TEST_BENCHMARKS / "full", bench_root / "full")
+    chapter = bench_root / "full" / "chapter1.md"
+    text = chapter.read_text()
+    # phase 1 tells the sheet (2.2 marked told), then deletes 2.2 and adds a fact under the freed id
+    chapter.write_text(
+        text.replace(
+            "Tell the `pets` sheet.\n",
+            "Tell the `pets` sheet.\n\nEdit pets 2.2: —\n\nAdd to pets category 2: A snail cleans the tank glass\n",
+            1,
+        )
+    )
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL}}, benchmarks=bench_root)
+    run = await play(config, "r")
+    assert run.termination is TerminationReason.FINISHED, run.state.reason
+    assert run.state.phases_started == 3 and run.state.persona_turns_in_phase < 50

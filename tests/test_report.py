@@ -25,6 +25,8 @@ FULL_CHECKS = ["1.1", "2.1", "2.2", "2.3", "2.4"]  # the planned checks of tests
 def _built(config: Config, run_id: str = "r") -> Run:
     run = build_run(config, run_id, tune=fast)
     run.recorder.transcript.close()  # these runs are only formatted, never played
+    if run.lock is not None:
+        run.lock.release()
     return run
 
 

@@ -33,14 +33,14 @@ def _command(config: Path) -> list[str]:
 
 
 def _comparable(report: str) -> list[str]:
-    """The report entry without what legitimately differs: its date and the wall-clock run time."""
+    """The report entry without what legitimately differs: its date, the wall-clock run time, its id."""
     lines = report.strip().splitlines()
     assert sum(1 for line in lines if line.startswith("## ")) == 1, report
     # transcript positions shift by the extra "resumed" events; dates and wall time differ legitimately
     return [
         re.sub(r" \[transcript #\d+\]", "", re.sub(r"^## \S+ \S+", "##", line))
         for line in lines
-        if not line.startswith("📊 Run time")
+        if not line.startswith(("📊 Run time", "📊 Entry:"))
     ]
 
 

@@ -1,7 +1,8 @@
 """Fault plans for the scripted models: ``scripted/persona?faults=3:429,5:plain_text,7:echo``.
 
 Call numbers are 1-based and counted per model instance (per model-name string in the server).
-Transport faults (``429``, ``500``, ``hang``) only exist over HTTP and are applied by ``server.py``;
+Transport faults (``429``, ``500``, ``hang``, and the malformed 200s ``bad_json`` — a body that is not JSON —
+and ``no_choices`` — JSON without ``choices``) only exist over HTTP and are applied by ``server.py``;
 content faults (``bad_args``, ``empty``, ``plain_text``, ``echo``) change the model's real answer and are
 applied here by ``FaultyModel``, in process or behind the server.
 """
@@ -17,9 +18,9 @@ from urllib.parse import parse_qs
 
 from engine.models.base import ChatModel, Completion, Message, ModelError, ToolCall, ToolSchema
 
-FaultKind = Literal["429", "500", "hang", "bad_args", "empty", "plain_text", "echo"]
+FaultKind = Literal["429", "500", "hang", "bad_json", "no_choices", "bad_args", "empty", "plain_text", "echo"]
 FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
-TRANSPORT_FAULTS: frozenset[FaultKind] = frozenset({"429", "500", "hang"})
+TRANSPORT_FAULTS: frozenset[FaultKind] = frozenset({"429", "500", "hang", "bad_json", "no_choices"})
 CONTENT_FAULTS: frozenset[FaultKind] = frozenset({"bad_args", "empty", "plain_text", "echo"})
 
 SEND_MESSAGE = "send_message"

@@ -1,7 +1,9 @@
 """The one wrapper around the ``openai`` SDK: any OpenAI-compatible endpoint as a ChatModel.
 
 The SDK's own retries are off (``max_retries=0``); this wrapper retries 429 (honouring ``Retry-After``),
-5xx, timeouts and connection errors with exponential backoff and jitter, then raises a one-line ModelError.
+5xx, timeouts, connection errors and malformed answers (a 200 whose body is not JSON or has no choices) with
+exponential backoff and jitter, then raises a one-line ModelError naming the model. Answers are cleaned on
+input: a lone surrogate in the text becomes U+FFFD.
 Keys are only ever read from the environment variable the spec names and never appear in messages.
 """
 
@@ -21,6 +23,7 @@ from engine.config import ModelSpec
 from engine.models.base import Completion, Message, ModelError, Role, ToolCall, ToolSchema, Usage
 from engine.models.tokens import count_text, count_tokens
 from engine.models.usage import UsageMeter
+from engine.sanitize import printable, valid_text
 
 BACKOFF_BASE = 1.0  # seconds before the first retry
 BACKOFF_CAP = 30.0  # longest backoff between two attempts
@@ -111,7 +114,7 @@ class OpenAIModel:
         return delay * (1 + 0.25 * self._jitter())
 
     def _reason(self, text: str) -> str:
-        line = " ".join(str(text).split())
+        line = printable(" ".join(str(text).split()), newlines=False)  # a server's error text is data
         if len(self._api_key) >= 4:
             line = line.replace(self._api_key, "***")
         return line if len(line) <= _REASON_MAX else line[: _REASON_MAX - 1] + "…"
@@ -143,21 +146,35 @@ class OpenAIModel:
             raise ModelError(f"model {self.name!r}: {reason}") from None
         except openai.APIResponseValidationError as exc:
             raise _Retryable(self._reason(f"malformed response: {exc.message}")) from None
-        return self._parse(response, messages)
+        except ValueError as exc:  # a 200 whose body is not JSON (the SDK's json.JSONDecodeError)
+            raise _Retryable(self._reason(f"malformed response: the body is not JSON: {exc}")) from None
+        try:
+            return self._parse(response, messages)
+        except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
+            # a 200 with JSON of the wrong shape (a choice without a message, a string for a list …)
+            raise _Retryable(self._reason(f"malformed response: {type(exc).__name__}: {exc}")) from None
 
     def _parse(self, response: Any, messages: list[Message]) -> Completion:
         choices = getattr(response, "choices", None)
-        if not choices:
-            raise _Retryable("the response has no choices")
+        if not choices or not isinstance(choices, list):
+            raise _Retryable("malformed response: no choices")
         message = choices[0].message
         extra = message.model_extra or {}
         reasoning = extra.get("reasoning_content") or extra.get("reasoning")
         tool_calls = [
-            ToolCall(id=call.id, name=call.function.name, arguments=call.function.arguments or "")
+            ToolCall(
+                id=call.id,
+                name=valid_text(call.function.name),
+                arguments=valid_text(call.function.arguments or ""),
+            )
             for call in message.tool_calls or []
             if getattr(call, "function", None) is not None
         ]
         content = message.content
+        if content is not None and not isinstance(content, str):
+            raise _Retryable(f"malformed response: message content is {type(content).__name__}, not text")
+        content = valid_text(content) if content is not None else None
+        reasoning = valid_text(reasoning) if isinstance(reasoning, str) else None
         usage = response.usage
         if usage is not None:
             counted = Usage(
@@ -168,7 +185,7 @@ class OpenAIModel:
             counted = Usage(prompt_tokens=count_tokens(messages), completion_tokens=spent)
         return Completion(
             content=content,
-            reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
+            reasoning=reasoning or None,
             tool_calls=tool_calls,
             usage=counted,
         )

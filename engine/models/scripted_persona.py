@@ -203,9 +203,15 @@ class ScriptedPersonaModel:
                 if added is None:
                     return [("facts_add", dict(a)), ("send_message", {"text": f"Also: {a['text']}"})]
                 m = re.match(r"Added [\w-]+ (\d+\.\d+):", added.result or "")
+                after = calls[
+                    calls.index(added) + 1 :
+                ]  # an id freed and reused in this phase was told before
                 marked = any(
-                    c.name == "facts_mark_told" and m and m.group(1) in (c.args.get("ids") or [])
-                    for c in calls
+                    c.name == "facts_mark_told"
+                    and m
+                    and m.group(1) in (c.args.get("ids") or [])
+                    and not (c.result or "").startswith("ERROR")
+                    for c in after
                 )
                 return (
                     None

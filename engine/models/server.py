@@ -167,6 +167,14 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     if kind == "hang":
         await asyncio.sleep(endpoints.hang_seconds)
         return _error(504, f"scripted hang ended (call {model.calls})", "server_error")
+    if kind == "bad_json":  # a 200 that says JSON and is not (a proxy's page cut short, say)
+        return web.Response(
+            status=200, text='{"id": "chatcmpl-broken", "choices": [{"mess', content_type="application/json"
+        )
+    if kind == "no_choices":  # a 200 with JSON of the wrong shape
+        return web.json_response(
+            {"object": "chat.completion", "error": f"scripted no choices (call {model.calls})"}
+        )
     try:
         completion = await model.answer(kind, messages, tools if isinstance(tools, list) else None)
     except Exception as exc:  # noqa: BLE001 - a scripted model bug is the client's 500, not a dead server

@@ -247,6 +247,11 @@ class MainScreen(Screen[None]):
         view = self._need_run()
         if view is None:
             return
+        if view.owner:
+            self.notify(
+                f"{view.run_id} is played by {view.owner}: it cannot be started here.", severity="warning"
+            )
+            return
         if view.status in ("running", "paused"):
             self.notify(f"{view.run_id} is already {view.status}.", severity="warning")
             return

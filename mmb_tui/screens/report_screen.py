@@ -1,6 +1,7 @@
 """Browse ``results/report.md``: entries newest first, their figures, each imperfect answer and persona fault expandable.
 
-Dismisses with ``(run_id, check_id)`` when the operator asks to open an answer in its transcript.
+Dismisses with ``(run_id, check_id)`` when the operator asks to open an answer in its transcript. The entries come
+escaped from ``report_entries`` and every label is a ``Text`` (never markup): a reply's ``[bold]`` is shown as is.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ class ReportScreen(Screen[AnswerRef | None]):
         header = f"{self.report_path.name}: {count} entr{'y' if count == 1 else 'ies'}, newest first"
         if not count:
             header += " — no report yet (an entry is added when a run ends)"
-        self.query_one("#report-header", Static).update(header)
+        self.query_one("#report-header", Static).update(Text(header))  # a Text: never read as markup
 
     def _add_entry(self, root: TreeNode[AnswerRef | None], entry: ReportEntry, *, expand: bool) -> None:
         label = Text(no_wrap=True, overflow="ellipsis")
@@ -77,13 +78,13 @@ class ReportScreen(Screen[AnswerRef | None]):
             label.append(f" · avg {entry.average:.2f}", style=score_style(entry.average))
         node = root.add(label, data=None, expand=expand)
         answers_parent = faults_parent = node
-        for line in entry.summary_lines():
+        for line in entry.summary_lines():  # labels as Text: a str label would be read as markup
             if line.startswith("Imperfect answers"):
-                answers_parent = node.add(f"📊 {line}", data=None, expand=True)
+                answers_parent = node.add(Text(f"📊 {line}"), data=None, expand=True)
             elif line.startswith("Persona faults"):
-                faults_parent = node.add(f"📊 {line}", data=None, expand=True)
+                faults_parent = node.add(Text(f"📊 {line}"), data=None, expand=True)
             else:
-                node.add_leaf(f"📊 {line}", data=None)
+                node.add_leaf(Text(f"📊 {line}"), data=None)
         for fault in entry.persona_faults:
             ref = (entry.run_id, fault.check_id)
             self._faults[ref] = fault

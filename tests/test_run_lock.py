@@ -1,0 +1,109 @@
+"""One owner per run: a second engine refuses with the owner's name; a dead owner's lock is taken over."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from engine_helpers import FORGETFUL, ROOT, make_config
+
+from engine.build import BuildError, build_run
+from engine.run_lock import LOCK_NAME, RunLock, owner_of
+from engine.scheduler import Scheduler
+from engine.transcript import read_events
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+from engine.run_lock import RunLock
+lock = RunLock(Path(sys.argv[1]), "test-holder")
+lock.acquire()
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def hold_lock(run_dir: Path) -> subprocess.Popen[str]:
+    """Another process that takes the run's lock and keeps it."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(run_dir)], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None and process.stdout.readline().strip() == "held"
+    return process
+
+
+async def test_a_second_engine_is_refused_with_the_owners_name(tmp_path: Path) -> None:
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL}})
+    first = build_run(config, "r", front_end="headless")
+    with pytest.raises(
+        BuildError, match=rf"run r is being played by pid {os.getpid()} on .*\(headless, since "
+    ):
+        build_run(config, "r", front_end="tui")
+    await first.run()  # ends and releases the lock: the next start works
+    second = build_run(config, "r")
+    assert second.lock is not None and second.lock.held
+    second.lock.release()
+
+
+def test_the_lock_of_a_killed_owner_is_taken_over(tmp_path: Path) -> None:
+    run_dir = tmp_path / "results" / "r"
+    holder = hold_lock(run_dir)
+    assert "test-holder" in owner_of(run_dir) and f"pid {holder.pid}" in owner_of(run_dir)
+    with pytest.raises(Exception, match="being played by"):
+        RunLock(run_dir, "tui").acquire()
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    assert owner_of(run_dir) == ""
+    lock = RunLock(run_dir, "tui")
+    lock.acquire()
+    assert json.loads((run_dir / LOCK_NAME).read_text())["front_end"] == "tui"
+    lock.release()
+
+
+async def test_the_scheduler_shows_a_run_played_elsewhere_and_does_not_start_it(tmp_path: Path) -> None:
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL}})
+    holder = hold_lock(config.results_path() / "r")
+    try:
+        scheduler = Scheduler(config, front_end="tui")
+        view = scheduler.view("r")
+        assert (
+            view.status == "running"
+            and "test-holder" in view.owner
+            and view.reason.startswith("played by pid")
+        )
+        await scheduler.start("r")
+        assert not scheduler.running("r")
+        assert "being played by" in scheduler.view("r").reason or scheduler.view("r").owner
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_two_headless_starts_at_once_the_second_exits_naming_the_owner(tmp_path: Path) -> None:
+    config = {
+        "models": {"slow-persona": {"model": "scripted/persona", "latency": 0.02}},
+        "persona": {"model": "slow-persona"},
+        "runs": {"demo": {"benchmark": "demo", "agent": "chatbot", "model": "scripted/recall"}},
+        "benchmarks_dir": str(ROOT / "benchmarks"),
+        "results_dir": str(tmp_path / "results"),
+    }
+    path = tmp_path / "config.jsonc"
+    path.write_text(json.dumps(config))
+    command = [sys.executable, "-m", "mmb_tui.cli", "--config", str(path), "run", "demo", "--headless"]
+    first = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lock = tmp_path / "results" / "demo" / LOCK_NAME
+    deadline = time.monotonic() + 30
+    while not (lock.exists() and lock.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    second = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert first.wait(timeout=120) == 0
+    assert second.returncode != 0
+    assert f"being played by pid {first.pid}" in second.stdout + second.stderr
+    numbers = [e.n for e in read_events(tmp_path / "results" / "demo" / "transcript.jsonl")]
+    assert numbers == list(range(len(numbers)))  # one writer: no duplicated event numbers
