@@ -22,7 +22,6 @@ from engine.events import (
     ErrorOccurred,
     ErrorWhere,
     Event,
-    PersonaCompacted,
     PersonaThinking,
     RunEnded,
     RunStarted,
@@ -34,23 +33,24 @@ from engine.models.base import Completion, ModelError
 from engine.models.tokens import warm_up
 from engine.operator import OperatorDesk
 from engine.persona import hooks
-from engine.persona.context import build_system_prompt, compact, pending_tool_calls, recent_replies
+from engine.persona.context import (
+    build_system_prompt,
+    compact_state,
+    pending_tool_calls,
+    recent_replies,
+    shorten_replies,
+)
 from engine.persona.notebook import Notebook, ToolError
 from engine.persona.tools import dispatch, parse_arguments, tool_schemas
 from engine.phase_start import start_phase
 from engine.phases import FINISHED_TEXT, gate_problems, now_line
 from engine.recorder import RunRecorder
 from engine.report import REPORT_NAME, RunSummary, append_entry, append_once, format_entry
-from engine.run_parts import RunParts
-from engine.sanitize import shorten_reply
+from engine.run_parts import AgentDidNotStart, RunParts
 from engine.state import RunState, StateSaveError
 from engine.timemaster import TimeMaster
 
 log = logging.getLogger(__name__)
-
-
-class AgentDidNotStart(Exception):
-    """The agent under test could not be started: the run waits (resumable), it did not crash."""
 
 
 class Run:
@@ -108,16 +108,8 @@ class Run:
 
     def summary(self) -> RunSummary:
         """The run as the report sees it."""
-        return RunSummary(
-            run_id=self.run_id,
-            agent=self.adapter.name,
-            bench=self.bench,
-            state=self.state,
-            ended=self.termination,
-            virtual_now=self.clock.now(),
-            tokens=self.meter.as_dict(),
-            provenance=self.provenance,
-        )
+        who = (self.run_id, self.adapter.name, self.bench, self.state)
+        return RunSummary(*who, self.termination, self.clock.now(), self.meter.as_dict(), self.provenance)
 
     async def new_session(self, by_operator: bool = False) -> bool:
         return await self.agent.new_session(by_operator)
@@ -148,15 +140,12 @@ class Run:
     async def _initialise(self) -> None:
         self._warm = asyncio.ensure_future(asyncio.to_thread(warm_up))  # the tokenizer loads meanwhile
         self.recorder.transcript.rollback(self.state.transcript_bytes)
-        self._shorten_old_replies()
+        shorten_replies(self.state.persona_messages, REPLY_PREFIX, self.settings.max_reply_chars)
         self._append_pending_report()
         self.adapter.import_state(self.state.adapter_state)
         self.notebook.freeze_templates()
-        self.emit(
-            RunStarted(
-                run_id=self.run_id, benchmark=self.bench.name, agent=self.adapter.name, resumed=self.resumed
-            )
-        )
+        bench, agent = self.bench.name, self.adapter.name
+        self.emit(RunStarted(run_id=self.run_id, benchmark=bench, agent=agent, resumed=self.resumed))
         self.set_status("running")
         try:
             if self.state.phases_started == 0:  # a fresh run starts from an empty memory, wherever it lives
@@ -166,26 +155,18 @@ class Run:
             self.emit(ErrorOccurred(message=f"agent did not start: {exc}", where="agent"))
             raise AgentDidNotStart(f"agent did not start: {exc}") from None
         await self.agent.tell_time()
+        opening = ""
         if self.state.phases_started == 0:
             await self._start_phase(0)
-            self.append_message(
-                {"role": "user", "content": self._with_time("Your first phase:\n\n" + self.state.phase_text)},
-                phase_start=True,
-            )
+            opening = "Your first phase:"
         elif self.state.finished and self.state.phases_started < len(self.bench.phases):
             # chapters were appended to a finished benchmark: continue the story
-            self.state.finished = False
-            self.state.reported = False
+            self.state.finished = self.state.reported = False
             await self._start_phase(self.state.phases_started)
-            self.append_message(
-                {
-                    "role": "user",
-                    "content": self._with_time(
-                        "The story continues. Your next phase:\n\n" + self.state.phase_text
-                    ),
-                },
-                phase_start=True,
-            )
+            opening = "The story continues. Your next phase:"
+        if opening:
+            text = self._with_time(f"{opening}\n\n{self.state.phase_text}")
+            self.append_message({"role": "user", "content": text}, phase_start=True)
         self.save()
 
     async def _loop(self) -> TerminationReason:
@@ -273,14 +254,6 @@ class Run:
             if self.lock is not None:
                 self.lock.release()
         return reason
-
-    def _shorten_old_replies(self) -> None:
-        """A checkpoint from before replies were shortened may hold a huge one that keeps the persona stuck."""
-        limit = self.settings.max_reply_chars
-        for message in self.state.persona_messages:
-            content = message.get("content")
-            if isinstance(content, str) and content.startswith(REPLY_PREFIX) and len(content) > 2 * limit:
-                message["content"] = shorten_reply(content, limit)
 
     def _append_pending_report(self) -> None:
         entry, self.state.pending_report = self.state.pending_report, ""
@@ -410,27 +383,12 @@ class Run:
         )
 
     def _maybe_compact(self, system: str) -> None:
-        result = compact(
-            system,
-            self.state.persona_messages,
-            self.state.phase_starts,
-            self.settings.compaction_max_tokens,
-            self.settings.compaction_trim_to_tokens,
-            self.notebook.render_loaded,
-        )
-        if result is None:
-            return
-        self.state.persona_messages = result.messages
-        self.state.phase_starts = result.phase_starts
-        self.state.persona_compactions += 1
-        self.emit(
-            PersonaCompacted(
-                tokens_before=result.tokens_before,
-                tokens_after=result.tokens_after,
-                estimated=result.estimated,
-            )
-        )
-        self.save()
+        settings = self.settings
+        limits = (settings.compaction_max_tokens, settings.compaction_trim_to_tokens)
+        event = compact_state(self.state, system, *limits, self.notebook.render_loaded)
+        if event is not None:
+            self.emit(event)
+            self.save()
 
     def command(self, command: Command) -> None:
         """A front end's command: applied between persona turns (``engine.operator``)."""

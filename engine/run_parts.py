@@ -17,6 +17,10 @@ from engine.run_lock import RunLock
 from engine.state import RunState
 
 
+class AgentDidNotStart(Exception):
+    """The agent under test could not be started: the run waits (resumable), it did not crash."""
+
+
 @dataclass
 class RunSettings:
     """Engine knobs of a run (from config.jsonc; tests shorten the waits)."""

@@ -8,8 +8,11 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from engine.events import PersonaCompacted
 from engine.models.base import Message
 from engine.models.tokens import count_tokens, is_estimate
+from engine.sanitize import shorten_reply
+from engine.state import RunState
 
 
 def system_prompt_template() -> str:
@@ -133,3 +136,29 @@ def recent_replies(messages: list[Message], reply_prefix: str) -> list[str]:
         ):
             replies.append(content.split("\n\n", 1)[-1])
     return replies
+
+
+def compact_state(
+    state: RunState, system: str, max_tokens: int, trim_to_tokens: int, reinjected: Callable[[], str]
+) -> PersonaCompacted | None:
+    """Compact the persona's context in ``state`` if it is due; the event to record, or None."""
+    result = compact(
+        system, state.persona_messages, state.phase_starts, max_tokens, trim_to_tokens, reinjected
+    )
+    if result is None:
+        return None
+    state.persona_messages = result.messages
+    state.phase_starts = result.phase_starts
+    state.persona_compactions += 1
+    return PersonaCompacted(
+        tokens_before=result.tokens_before, tokens_after=result.tokens_after, estimated=result.estimated
+    )
+
+
+def shorten_replies(messages: list[Message], reply_prefix: str, limit: int) -> None:
+    """Shorten agent replies in a context saved before replies were shortened (a huge one kept the persona
+    stuck, even after a restart)."""
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str) and content.startswith(reply_prefix) and len(content) > 2 * limit:
+            message["content"] = shorten_reply(content, limit)
