@@ -76,6 +76,9 @@ def build_run(
         raise BuildError(f"{run_dir}: cannot take the run's lock: {exc.strerror or exc}") from None
     try:
         run = _build(config, run_id, run_dir, lock, clock_factory, tune)
+    except OSError as exc:  # a read-only or full results folder: one line, no traceback
+        lock.release()
+        raise BuildError(f"{exc.filename or run_dir}: cannot write: {exc.strerror or exc}") from None
     except BaseException:
         lock.release()
         raise
@@ -124,6 +127,11 @@ def _build(
     except StateError as exc:
         raise BuildError(str(exc)) from None
     resumed = state is not None
+    if state is not None and state.phases_started > len(bench.phases) + 1:
+        raise BuildError(
+            f"{run_dir / 'state.json'}: phases_started {state.phases_started} is beyond the benchmark's "
+            f"{len(bench.phases)} phases: was a chapter removed? (restore it, or delete the folder to restart)"
+        )
     transcript = run_dir / "transcript.jsonl"
     if state is None and transcript.exists() and transcript.stat().st_size > 0:
         raise BuildError(

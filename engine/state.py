@@ -41,19 +41,19 @@ class RunState(BaseModel):
     start_date: date  # fixes {{TODAY}} and friends for the whole run, resumes included
     clock_offset: float = 0.0
     clock_now: str = ""  # virtual time at the last save: a resumed virtual-time run continues from it
-    clock_jumps: int = 0
+    clock_jumps: int = Field(default=0, ge=0)
     status: RunStatus = "idle"
     reason: str = ""
     finished: bool = False
 
-    phase_index: int = 0  # the current phase (0-based); -1 before the first phase started
-    phases_started: int = 0
+    phase_index: int = Field(default=0, ge=0)  # the current phase (0-based)
+    phases_started: int = Field(default=0, ge=0)
     phase_vars: dict[str, Any] = Field(default_factory=dict)
     phase_text: str = ""  # the current phase as the persona saw it
 
     persona_messages: list[Message] = Field(default_factory=list)  # the context after the system prompt
     phase_starts: list[int] = Field(default_factory=list)  # indexes in persona_messages where phases begin
-    persona_turns_in_phase: int = 0
+    persona_turns_in_phase: int = Field(default=0, ge=0)
 
     sheets: dict[str, Sheet] = Field(default_factory=dict)  # live copies
     loaded_sheets: list[str] = Field(default_factory=list)
@@ -61,7 +61,7 @@ class RunState(BaseModel):
 
     evaluations: dict[str, EvaluationLogged] = Field(default_factory=dict)  # the latest grade per check id
     # what the grading contract and the trap-write gates read (SPEC §4 as amended: strict grading)
-    messages_sent: int = 0  # persona messages delivered to the agent, over the whole run
+    messages_sent: int = Field(default=0, ge=0)  # persona messages delivered to the agent, over the whole run
     phase_first_message: int = 0  # messages_sent when the current phase began
     changed_at: dict[str, int] = Field(
         default_factory=dict
@@ -73,15 +73,17 @@ class RunState(BaseModel):
         default_factory=list
     )  # persona messages since the last grade (bounded)
     graded_at: dict[str, int] = Field(default_factory=dict)  # check id -> messages_sent at its last grade
-    persona_compactions: int = 0
+    persona_compactions: int = Field(default=0, ge=0)
     agent_observations: list[AgentCompacted] = Field(default_factory=list)
-    agent_seq: int = 0
+    agent_seq: int = Field(default=0, ge=0)
     adapter_state: dict[str, Any] = Field(default_factory=dict)
 
     usage: dict[str, Any] = Field(default_factory=dict)
-    run_seconds: float = 0.0  # real time spent running, over all sessions
-    transcript_bytes: int = 0  # the transcript's committed length (later bytes are rolled back on resume)
-    transcript_events: int = 0
+    run_seconds: float = Field(default=0.0, ge=0)  # real time spent running, over all sessions
+    transcript_bytes: int = Field(
+        default=0, ge=0
+    )  # the transcript's committed length (later bytes are rolled back on resume)
+    transcript_events: int = Field(default=0, ge=0)
     reported: bool = False
     pending_report: str = ""  # an entry saved with this checkpoint, appended to report.md right after
 
@@ -176,7 +178,10 @@ def load_state(path: Path) -> RunState | None:
         return None
     try:
         return RunState.model_validate_json(path.read_text(encoding="utf-8"))
-    except (ValidationError, ValueError) as exc:
-        raise StateError(
-            f"{path}: unreadable run state ({str(exc).splitlines()[0]}); delete the folder to restart"
-        ) from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        why = f"{where}: {first['msg']}"
+    except (ValueError, OSError) as exc:
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    raise StateError(f"{path}: unreadable run state ({why}); delete the folder to restart")

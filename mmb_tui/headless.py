@@ -30,9 +30,11 @@ class HeadlessPrinter:
         self.scheduler = scheduler
         self.out = out or sys.stdout
         self.many = many
+        self._said: dict[str, str] = {}  # per run: the reason printed last (an error is printed once)
 
     def on_event(self, run_id: str, event: Event) -> None:
         prefix = f"[{run_id}] " if self.many else ""
+        event = self._without_repeats(run_id, event)
         self.out.write(f"{prefix}{MARKERS.get(event.kind, '•')} {fold(summary(event, full=True))}\n")
         if event.kind in ("phase_started", "evaluation_logged"):
             view = self.scheduler.view(run_id)
@@ -41,6 +43,19 @@ class HeadlessPrinter:
                 f"{prefix}── progress: phase {view.phase_index + 1}/{view.total_phases} · evaluations {view.evaluations} · average {average}\n"
             )
         self.out.flush()
+
+    def _without_repeats(self, run_id: str, event: Event) -> Event:
+        """A status or end event whose reason repeats the error just printed is shown without it."""
+        said = self._said.get(run_id, "")
+        if event.kind == "error":
+            self._said[run_id] = event.message
+        elif event.kind == "status" and event.reason:
+            if said and said.startswith(event.reason.split(": ", 1)[-1]):
+                return event.model_copy(update={"reason": ""})
+            self._said[run_id] = event.reason
+        elif event.kind == "run_ended" and event.detail and event.detail.split(": ", 1)[-1] in said:
+            return event.model_copy(update={"detail": ""})
+        return event
 
 
 async def run_headless(config: Config, run_ids: list[str], out: TextIO | None = None) -> int:

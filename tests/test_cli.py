@@ -77,3 +77,21 @@ def test_validate_shipped_benchmarks(capsys: pytest.CaptureFixture[str]) -> None
     code = main(["validate", *paths])
     out = capsys.readouterr().out
     assert code == 0, out
+
+
+def test_the_headless_printer_prints_an_error_once_not_again_in_the_status_and_the_end() -> None:
+    import io
+
+    from engine.events import ErrorOccurred, RunEnded, StatusChanged, TerminationReason
+    from mmb_tui.headless import HeadlessPrinter
+
+    out = io.StringIO()
+    printer = HeadlessPrinter(None, out)  # type: ignore[arg-type]  # no progress events are printed here
+    reason = "model 'p': cannot reach http://127.0.0.1:9/v1"
+    printer.on_event(
+        "r", ErrorOccurred(message=f"{reason} (attempt 2/2; no retries left)", where="persona model")
+    )
+    printer.on_event("r", StatusChanged(status="waiting", reason=f"persona model: {reason}"))
+    printer.on_event("r", RunEnded(reason=TerminationReason.WAITING, detail=f"persona model: {reason}"))
+    assert out.getvalue().count("cannot reach") == 1
+    assert "• waiting\n" in out.getvalue() and "run ended: waiting\n" in out.getvalue()

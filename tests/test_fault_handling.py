@@ -3,6 +3,7 @@ run folder, a missing state.json, stale temporary files, bad config values, the 
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import ClassVar
@@ -152,3 +153,22 @@ async def test_a_kill_between_the_checkpoint_and_the_report_append_neither_loses
     again = build_run(config, "r", tune=fast)
     await again.run()
     assert report.read_text().count("## ") == 1
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"phase_index": -3}, r"state\.json: unreadable run state.*phase_index"),
+        ({"agent_seq": -1}, r"state\.json: unreadable run state.*agent_seq"),
+        ({"phases_started": 999}, r"state\.json: phases_started 999 is beyond the benchmark's 3 phases"),
+    ],
+)
+async def test_out_of_range_state_values_are_refused_naming_the_file(
+    tmp_path: Path, change: dict[str, int], message: str
+) -> None:
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL}})
+    await play(config, "r")
+    path = config.results_path() / "r" / "state.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **change}))
+    with pytest.raises(BuildError, match=message):
+        build_run(config, "r")
