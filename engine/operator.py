@@ -8,21 +8,17 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from engine.commands import AddFact, Command, EditFact, NewSession, NextPhase, Pause, PersonaNote, Resume
-from engine.events import Event, OperatorActed, OperatorAction, RunStatus
+from engine.events import OperatorActed, OperatorAction
 from engine.persona.notebook import Notebook, ToolError
 from engine.phases import SESSION_SWITCH_NOTE
-from engine.state import RunState
+from engine.recorder import Recorder
 
 
-class OperatorHost(Protocol):
-    """What the desk needs of a run to apply a command."""
+class OperatorHost(Recorder, Protocol):
+    """What the desk needs of a run to apply a command: its record, and these."""
 
-    state: RunState
     notebook: Notebook
 
-    def emit(self, event: Event) -> None: ...
-    def save(self) -> None: ...
-    def set_status(self, status: RunStatus, reason: str = "") -> None: ...
     def append_message(self, message: dict[str, Any], phase_start: bool = False) -> None: ...
     async def tool_next_phase(self, force: bool = False) -> str: ...
     async def new_session(self, by_operator: bool = False) -> bool: ...
