@@ -19,8 +19,8 @@ test: $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest
 
-agents: $(STAMP)
-	$(PY) -m adapters.install
+agents: $(STAMP)  ## the real agents, pinned, outside the tree (`make agents AGENT=hermes` for one)
+	$(PY) -m adapters.install $(AGENT)
 
 clean:
 	rm -rf $(VENV)

@@ -27,6 +27,13 @@ What Hermes 0.19.0 needs and does (verified headless against the scripted model 
   out=8``. Compression never triggers below 64K tokens (about 54,400 with ``context_length`` 64000).
 - Upstream it streams chat completions (``stream: true``): the model server must speak SSE. Messages over
   65,536 characters are truncated by its API server.
+- Boxing: without the ``terminal`` and ``file`` toolsets a forced call of their tools is answered "Tool
+  'terminal' does not exist"; the process gets a minimal environment (``LocalAgentAdapter.process_env``)
+  with ``HOME`` = ``HERMES_HOME``. It keeps every user message in ``state.db`` before answering it, which
+  ``GET /api/sessions/{id}/messages`` shows (``session_messages``, for ``check_delivery``).
+- Restarts: the port of ``.env`` is kept while free; a gateway left running by a killed engine is ended
+  first (``AgentProcess.end_stale``), else Hermes refuses to start ("Another gateway instance is already
+  running").
 """
 
 from __future__ import annotations
@@ -44,7 +51,7 @@ from adapters.base import AdapterContext, AdapterError, Observation
 from adapters.install import hermes_executable
 from adapters.local_agent import COMMON_OPTIONS, LocalAgentAdapter
 from adapters.options import check_known, opt_bool, opt_number
-from adapters.process import free_port
+from adapters.process import free_port, port_is_free
 
 OPTIONS = {
     "hermes_compression_threshold",
@@ -107,25 +114,28 @@ class HermesAdapter(LocalAgentAdapter):
         executable = hermes_executable()
         endpoint = await self.backend.start()
         self.home.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
+        previous = self._configured_port()
+        await self.process.end_stale([previous] if previous else [])  # a gateway an engine killed left behind
+        self.port = previous if previous and port_is_free(previous) else free_port()
         self.api_key = secrets.token_urlsafe(24)
         self._write_config(endpoint)
-        env = dict(os.environ)
-        env.update(
+        env = self.process_env(
+            self.home,
             {
                 "HERMES_HOME": str(self.home),
                 API_KEY_ENV: endpoint["api_key"] or "none",
                 "PYTHONUNBUFFERED": "1",
-            }
+            },
         )
-        env.pop("HERMES_TIMEZONE", None)
         self._log_offset = self._log_size()
-        self.process.start([str(executable), "gateway", "run"], self.process_env(env), self.home)
+        self.process.start([str(executable), "gateway", "run"], env, self.home)
         await self.process.wait_ready(self._healthy, self.start_timeout)
         await self._open_session(name)
 
     async def destroy_session(self) -> None:
         await self.close()
+        previous = self._configured_port()
+        await self.process.end_stale([previous] if previous else [])  # before its pid file is wiped
         self.wipe_agent_dir()
         self.conversation = 1
         self.session_id = ""
@@ -150,6 +160,27 @@ class HermesAdapter(LocalAgentAdapter):
                 f"hermes: chat request failed: {exc!r}; {self.process.describe_exit()}"
             ) from None
         self.record_reply(self.read_chat_reply(response, "message", "content"))
+
+    async def session_messages(self) -> list[tuple[str, str]] | None:
+        """``GET /api/sessions/{id}/messages`` (from Hermes' state.db): user messages and final replies."""
+        if not self.session_id:
+            return None
+        async with httpx.AsyncClient(timeout=httpx.Timeout(30, connect=10)) as client:
+            response = await client.get(
+                f"{self._base()}/api/sessions/{self.session_id}/messages", headers=self._headers()
+            )
+        if response.status_code == 404:
+            return []  # the session was never created: nothing arrived
+        if response.status_code != 200:
+            return None
+        session: list[tuple[str, str]] = []
+        for message in response.json().get("data") or []:
+            role, content = message.get("role"), message.get("content")
+            if not isinstance(content, str):
+                continue
+            if role == "user" or (role == "assistant" and not message.get("tool_calls")):
+                session.append((role, content))
+        return session
 
     # --- memory and observations ------------------------------------------------------------------
 
@@ -219,6 +250,15 @@ class HermesAdapter(LocalAgentAdapter):
         }
         # YAML is a superset of JSON: no YAML writer needed
         (self.home / "config.yaml").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+
+    def _configured_port(self) -> int | None:
+        """The port of the last start of this run (``.env``), to keep it across restarts."""
+        try:
+            text = (self.home / ".env").read_text(encoding="utf-8")
+        except OSError:
+            return None
+        match = re.search(r"^API_SERVER_PORT=(\d+)$", text, re.M)
+        return int(match.group(1)) if match else None
 
     def _base(self) -> str:
         return f"http://127.0.0.1:{self.port}"

@@ -157,13 +157,29 @@ def install_openclaw() -> list[str]:
     return openclaw_command()
 
 
+AGENTS = ("hermes", "openclaw")
+
+
+def parse_agents(argv: list[str] | None = None) -> list[str]:
+    """The agents named on the command line, in order without repeats; all of them when none is named.
+
+    ``choices`` is checked here, not by argparse: Python 3.11's argparse checks the empty default of a
+    ``nargs="*"`` positional against ``choices`` and fails with ``invalid choice: []`` (fixed in 3.12).
+    """
+    parser = argparse.ArgumentParser(prog="python -m adapters.install", description=__doc__.splitlines()[0])
+    parser.add_argument("agents", nargs="*", metavar="agent", help=f"{' or '.join(AGENTS)} (default: both)")
+    names: list[str] = parser.parse_args(argv).agents
+    for name in names:
+        if name not in AGENTS:
+            parser.error(f"argument agent: invalid choice: {name!r} (choose from {', '.join(AGENTS)})")
+    return list(dict.fromkeys(names)) or list(AGENTS)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line: install the named agents (default: both)."""
-    parser = argparse.ArgumentParser(prog="python -m adapters.install", description=__doc__.splitlines()[0])
-    parser.add_argument("agents", nargs="*", choices=["hermes", "openclaw"], help="default: both")
-    args = parser.parse_args(argv)
+    agents = parse_agents(argv)
     try:
-        for which in args.agents or ["hermes", "openclaw"]:
+        for which in agents:
             install_hermes() if which == "hermes" else install_openclaw()
     except AdapterError as exc:
         print(f"[mmb] {exc}", file=sys.stderr)

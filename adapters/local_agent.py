@@ -3,24 +3,34 @@
 - ``COMMON_OPTIONS``: the run keys both take (``model``, ``start_timeout``, ``reply_timeout``, ``virtual_time``);
 - ``ModelBackend``: the agent's upstream model, either a ``config.jsonc`` endpoint or the scripted model
   server started here on a free loopback port;
-- ``LocalAgentAdapter``: on top of ``BaseAdapter`` (reply log, thinking flag): send timeouts, virtual time
-  through libfaketime, memory snapshots and the guaranteed release of the process.
+- ``LocalAgentAdapter``: on top of ``BaseAdapter`` (reply log, thinking flag): the agent process (its pid
+  file ``agent/agent.pid``, see ``adapters/process.py``), its minimal environment (``process_env``: nothing
+  of the engine's but ``PASSED_ENV``), send timeouts, virtual time through libfaketime, memory snapshots, the
+  guaranteed release of the process, and ``check_delivery``: before a message is sent again after a kill or
+  a timeout, the agent's own session says whether it arrived (``delivery_in``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+import httpx
 
 from adapters.base import AdapterContext, AdapterError, AgentStatus, BaseAdapter, Observation
 from adapters.faketime import FakeTime
 from adapters.options import opt_bool, opt_number, opt_str
 from adapters.process import AgentProcess
 
+Delivery = Literal["replied", "unanswered", "absent", "unknown"]
 SCRIPTED_API_KEY = "mmb-scripted-local-key"
+PID_FILE = "agent.pid"
+# the only variables an agent process inherits from the engine (when set); the rest is the adapter's own
+PASSED_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")
 COMMON_OPTIONS = {"model", "start_timeout", "reply_timeout", "virtual_time"}
 
 
@@ -28,6 +38,30 @@ def is_scripted(name: str) -> bool:
     from engine.models.registry import is_scripted_name
 
     return is_scripted_name(name)
+
+
+def delivery_in(session: list[tuple[str, str]], text: str) -> tuple[Delivery, str | None]:
+    """Whether ``text`` is the last user message of an agent's session, and its reply if it has one.
+
+    ``session``: the session's ``(role, text)`` in order, ``"user"`` messages and the agent's final replies
+    (``"assistant"``; tool calls and tool results left out). Returns ``("replied", reply)``, ``("unanswered",
+    None)`` or ``("absent", None)``. Only the *last* user message counts: the engine delivers one message at
+    a time, so the one in flight is always the latest (a message the persona sends twice in a row, the first
+    answered, would be taken for delivered: a limit of the check).
+    """
+    users = [index for index, (role, _) in enumerate(session) if role == "user"]
+    if not users or not _same_message(session[users[-1]][1], text):
+        return "absent", None
+    replies = [reply for role, reply in session[users[-1] + 1 :] if role == "assistant" and reply.strip()]
+    return ("replied", replies[-1]) if replies else ("unanswered", None)
+
+
+def _same_message(stored: str, sent: str) -> bool:
+    stored, sent = stored.strip(), sent.strip()
+    if stored == sent:
+        return True
+    # agents shorten huge messages (Hermes' API server keeps 65,536 characters)
+    return len(stored) >= 60000 and sent.startswith(stored[:60000])
 
 
 class ModelBackend:
@@ -83,7 +117,9 @@ class LocalAgentAdapter(BaseAdapter):
         self.reply_timeout = float(opt_number(options, "reply_timeout", 600.0, 1, 24 * 3600) or 600)
         self.virtual_time = opt_bool(options, "virtual_time", True)
         self.agent_dir = ctx.run_dir / "agent"
-        self.process = AgentProcess(f"{self.name} agent", self.agent_dir / "process.log")
+        self.process = AgentProcess(
+            f"{self.name} agent", self.agent_dir / "process.log", self.agent_dir / PID_FILE
+        )
         self.faketime = FakeTime(self.agent_dir / "faketime.rc")
         self.backend = ModelBackend(ctx, self.model_name)
         self.conversation = 1
@@ -110,6 +146,35 @@ class LocalAgentAdapter(BaseAdapter):
         await self.process.stop()
         await self.backend.close()
 
+    async def check_delivery(self, text: str) -> Delivery:
+        """Before ``text`` is sent again after a kill or a timeout (and the revive that follows): did the
+        first send reach the agent? Asks the agent's own session (``session_messages``):
+
+        - ``"replied"``: it is there and the agent answered it; the answer is recorded now (read it with
+          ``get_responses``): do not send it again;
+        - ``"unanswered"``: it is there but the agent never answered (killed mid-turn): sending it again puts it
+          twice in the agent's session;
+        - ``"absent"``: it never arrived: send it;
+        - ``"unknown"``: the agent is not running or cannot say.
+        """
+        if not self.process.alive():
+            return "unknown"
+        try:
+            session = await self.timed(self.session_messages(), "a look at its own session")
+        except (AdapterError, OSError, ValueError, httpx.HTTPError):
+            return "unknown"
+        if session is None:
+            return "unknown"
+        found, reply = delivery_in(session, text)
+        if reply is not None:
+            self.record_reply(reply)
+        return found
+
+    async def session_messages(self) -> list[tuple[str, str]] | None:
+        """The current session as the agent keeps it, ``(role, text)`` in order (see ``delivery_in``);
+        None when it cannot be read (subclasses)."""
+        return None
+
     def export_state(self) -> dict[str, Any]:
         return {
             **super().export_state(),
@@ -124,9 +189,17 @@ class LocalAgentAdapter(BaseAdapter):
 
     # --- helpers for subclasses -------------------------------------------------------------------
 
-    def process_env(self, base: dict[str, str]) -> dict[str, str]:
-        """``base`` plus the libfaketime variables when virtual time is on."""
-        return self.faketime.env(base) if self.virtual_time else dict(base)
+    def process_env(self, home: Path, own: dict[str, str]) -> dict[str, str]:
+        """The agent's whole environment, built from nothing (the engine's own is never handed down: it holds
+        the persona's and judge's keys): ``PASSED_ENV`` from the engine when set (``LANG`` defaults to
+        ``C.UTF-8``), ``HOME`` = ``home``, the agent's ``own`` variables (its model key under the name it
+        expects, its folders), and the libfaketime variables when virtual time is on."""
+        env = {key: os.environ[key] for key in PASSED_ENV if os.environ.get(key)}
+        env.setdefault("PATH", os.defpath)
+        env.setdefault("LANG", "C.UTF-8")
+        env["HOME"] = str(home)
+        env.update(own)
+        return self.faketime.env(env) if self.virtual_time else env
 
     def observe(self, observation: Observation) -> None:
         self._observations.append(observation)

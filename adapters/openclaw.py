@@ -15,8 +15,11 @@ What OpenClaw 2026.9.6 needs and does (verified headless, no Docker, against the
   workspace (AGENTS.md, SOUL.md, …); deleting ``BOOTSTRAP.md`` skips the first-run ritual. Ready when
   ``GET /readyz`` says ``{"ready": true}`` (9-12 s); about 1.0-1.3 GB of memory per gateway.
 - Config (JSON5, hot-reloaded): the heartbeat defaults to a model call every 30 min (``"0m"`` = off),
-  dreaming to a daily 03:00 sweep, memory search to remote embeddings (``provider: "none"`` here); host tools
-  (``exec``, file writes) are on unless the config turns them off.
+  dreaming to a daily 03:00 sweep, memory search to remote embeddings (``provider: "none"`` here). Host tools
+  (``exec``, file writes anywhere, browser, web) are on unless the config turns them off: here ``tools.deny``
+  and ``tools.fs.workspaceOnly`` box them (run key ``openclaw_host_tools``). A call of a denied tool is
+  answered ``Tool exec not found``; a file path outside the workspace ``Path escapes sandbox root``. It also
+  offers ``tool_search``/``tool_call`` (a catalog of further tools), which honour the same deny list.
 - Chat: ``POST /v1/chat/completions`` with ``x-openclaw-session-key: K`` pins session ``agent:main:K``; send
   only the new user turn. ``/new`` sent over HTTP resets nothing (the model gets it as text).
 - WebSocket: the server sends ``connect.challenge``; a ``connect`` request as client ``gateway-client`` in
@@ -25,12 +28,18 @@ What OpenClaw 2026.9.6 needs and does (verified headless, no Docker, against the
 - Memory: the agent writes ``workspace/MEMORY.md`` with its ordinary tools (AGENTS.md tells it to), injected
   into new sessions; ``memory/*.md`` (a pre-compaction "memory flush" writes ``memory/YYYY-MM-DD.md``) is
   reached through its memory tools.
-- Transcripts: SQLite, read for compactions by ``adapters/openclaw_transcript.py``.
+- Transcripts: SQLite, read for compactions by ``adapters/openclaw_transcript.py``. The session's messages
+  (user messages as sent, no time stamp) come from ``chat.history`` over the WebSocket, for
+  ``check_delivery``; a user message is stored before the agent answers it.
 - Upstream it always streams chat completions, with a ~41K-character system prompt. Its safeguard
   compaction rejects summaries without its required ``##`` headings (the scripted model echoes them).
-- Restarts: a config rewritten between gateway starts without OpenClaw's own metadata is taken as clobbered
-  and restored from its last good copy, and the gateway then listens on the old port; a second gateway on
-  the same state exits with code 78.
+- Restarts: ``setup`` and the gateway add their own keys to the config (``meta``, ``agents.entries``) and keep
+  a last-good copy (``openclaw.json.bak``). A config rewritten without ``meta`` is taken as clobbered
+  ("missing-meta-vs-last-good"), restored from that copy and the gateway listens on the old port. So the
+  adapter keeps the port of the run's config and merges changed values into the file, ``meta`` kept (see
+  ``_write_config``). A second gateway on the same state exits with code 78: a gateway left running by a
+  killed engine is ended first (``AgentProcess.end_stale``). The gateway renames itself ``openclaw-gateway``
+  (its ``/proc/<pid>/cmdline``).
 """
 
 from __future__ import annotations
@@ -51,8 +60,8 @@ from adapters.base import AdapterContext, AdapterError, Observation
 from adapters.install import node_bin_dir, openclaw_command
 from adapters.local_agent import COMMON_OPTIONS, LocalAgentAdapter
 from adapters.openclaw_transcript import TRANSCRIPT_DB, compaction_rows, tokens_of
-from adapters.options import check_known, opt_bool, opt_number, opt_str
-from adapters.process import free_port
+from adapters.options import check_known, opt_bool, opt_flags, opt_number, opt_str
+from adapters.process import free_port, port_is_free
 
 OPTIONS = {
     "openclaw_context_window",
@@ -61,7 +70,18 @@ OPTIONS = {
     "openclaw_memory_flush",
     "openclaw_heartbeat",
     "openclaw_dreaming",
+    "openclaw_host_tools",
 }
+HOST_TOOLS = ("shell", "files", "browser", "web")
+# what each host-tool switch denies while it is off (OpenClaw tool ids and groups; deny wins over any allow)
+DENIED_WHEN_OFF = {
+    # shell, background processes, code execution, and the control-plane tools that run or change things
+    # on the host (its own config, updates, plugins, scheduled jobs, paired machines)
+    "shell": ["group:runtime", "gateway", "cron", "automations", "plugins", "openclaw", "group:nodes"],
+    "browser": ["group:ui"],
+    "web": ["group:web"],
+}
+GATEWAY_TITLE = "openclaw-gateway"  # the process title the gateway gives itself (its /proc cmdline)
 SESSION = "main"
 SESSION_KEY = f"agent:main:{SESSION}"
 API_KEY_ENV = "BENCH_LLM_API_KEY"
@@ -89,9 +109,11 @@ class OpenClawAdapter(LocalAgentAdapter):
                 f"openclaw_heartbeat: a duration like '0m' (off) or '30m', got {self.heartbeat!r}"
             )
         self.dreaming = opt_bool(options, "openclaw_dreaming", False)
+        self.host_tools = opt_flags(options, "openclaw_host_tools", HOST_TOOLS, False)
         self.home = self.agent_dir / "home"
         self.workspace = self.home / "workspace"
         self.log_path = self.home / "openclaw.log"
+        self.config_path = self.home / "openclaw.json"
         self.port = 0
         self.token = ""
         self._log_offset = 0
@@ -100,10 +122,19 @@ class OpenClawAdapter(LocalAgentAdapter):
     # --- lifecycle --------------------------------------------------------------------------------
 
     async def create_session(self, name: str) -> None:
+        """Start the gateway over this run's home (first start, resume or revive).
+
+        The port and the config stay what they were for the run: the port is the config's own, kept unless
+        something else holds it now; the config is rewritten only when a value really changed, and then
+        with OpenClaw's own additions (``meta``, ``agents.entries``) kept, or OpenClaw would take it as
+        clobbered and restore its last good copy.
+        """
         command = openclaw_command()
         endpoint = await self.backend.start()
         self.home.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
+        previous = self._configured_port()
+        await self.process.end_stale([previous] if previous else [])  # a gateway an engine killed left behind
+        self.port = previous if previous and port_is_free(previous) else free_port()
         self.token = secrets.token_urlsafe(24)
         self._write_config(endpoint)
         env = self._env(endpoint)
@@ -113,11 +144,13 @@ class OpenClawAdapter(LocalAgentAdapter):
         self._seen_compactions = {
             key for key, _ in compaction_rows(self.home / TRANSCRIPT_DB, self._seen_compactions)
         }  # a resumed run: already reported
-        self.process.start([*command, "gateway", "run"], self.process_env(env), self.home)
+        self.process.start([*command, "gateway", "run"], env, self.home, titles=[GATEWAY_TITLE])
         await self.process.wait_ready(self._ready, self.start_timeout, interval=0.5)
 
     async def destroy_session(self) -> None:
         await self.close()
+        previous = self._configured_port()
+        await self.process.end_stale([previous] if previous else [])  # before its pid file is wiped
         self.wipe_agent_dir()
         self.conversation = 1
         self._log_offset = 0
@@ -147,6 +180,30 @@ class OpenClawAdapter(LocalAgentAdapter):
                 f"openclaw: chat request failed: {exc!r}; {self.process.describe_exit()}"
             ) from None
         self.record_reply(self.read_chat_reply(response, "choices", 0, "message", "content"))
+
+    async def session_messages(self) -> list[tuple[str, str]] | None:
+        """The main session's latest messages (``chat.history`` over the WebSocket): user messages and
+        final replies (an assistant message's text parts; tool calls and results left out)."""
+        payload = await self.gateway_call("chat.history", {"sessionKey": SESSION_KEY, "limit": 60})
+        messages = payload.get("messages") if isinstance(payload, dict) else None
+        if not isinstance(messages, list):
+            return None
+        session: list[tuple[str, str]] = []
+        for message in messages:
+            if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+                continue
+            content = message.get("content")
+            if isinstance(content, list):
+                if any(isinstance(part, dict) and part.get("type") == "toolCall" for part in content):
+                    continue  # a step of the turn, not its reply
+                content = "".join(
+                    str(part.get("text", ""))
+                    for part in content
+                    if isinstance(part, dict) and part.get("type") == "text"
+                )
+            if isinstance(content, str):
+                session.append((str(message["role"]), content))
+        return session
 
     async def gateway_call(self, method: str, params: dict[str, Any]) -> Any:
         """One request over the gateway's WebSocket (operator connection); returns its payload."""
@@ -249,34 +306,72 @@ class OpenClawAdapter(LocalAgentAdapter):
     # --- internals --------------------------------------------------------------------------------
 
     def _env(self, endpoint: dict[str, str]) -> dict[str, str]:
-        env = dict(os.environ)
-        env.update(
-            {
-                "HOME": str(self.home),
-                "OPENCLAW_STATE_DIR": str(self.home / "state"),
-                "OPENCLAW_CONFIG_PATH": str(self.home / "openclaw.json"),
-                "OPENCLAW_GATEWAY_TOKEN": self.token,
-                "OPENCLAW_NO_AUTO_UPDATE": "1",
-                "OPENCLAW_DISABLE_BONJOUR": "1",
-                API_KEY_ENV: endpoint["api_key"] or "none",
-                "PATH": f"{node_bin_dir()}{os.pathsep}{os.environ.get('PATH', '')}",
-            }
-        )
-        return env
+        own = {
+            "OPENCLAW_STATE_DIR": str(self.home / "state"),
+            "OPENCLAW_CONFIG_PATH": str(self.config_path),
+            "OPENCLAW_GATEWAY_TOKEN": self.token,
+            "OPENCLAW_NO_AUTO_UPDATE": "1",
+            "OPENCLAW_DISABLE_BONJOUR": "1",
+            API_KEY_ENV: endpoint["api_key"] or "none",
+            "PATH": f"{node_bin_dir()}{os.pathsep}{os.environ.get('PATH') or os.defpath}",
+        }
+        return self.process_env(self.home, own)
+
+    def _configured_port(self) -> int | None:
+        """``gateway.port`` of this run's config (the port of its last start), if any."""
+        port = (_read_config(self.config_path).get("gateway") or {}).get("port")
+        return port if isinstance(port, int) and not isinstance(port, bool) else None
+
+    def _tools_config(self) -> dict[str, Any]:
+        """The ``tools`` block: host tools off unless ``openclaw_host_tools`` turns them on.
+
+        With ``files`` off the file tools (``read``/``write``/``edit``/``apply_patch``) stay, limited to the
+        workspace: the agent's memory (``MEMORY.md``, ``memory/*.md``) lives there.
+        """
+        deny = [
+            tool
+            for switch, tools in DENIED_WHEN_OFF.items()
+            if switch not in self.host_tools
+            for tool in tools
+        ]
+        tools: dict[str, Any] = {
+            "deny": deny,
+            "fs": {"workspaceOnly": "files" not in self.host_tools},
+            "elevated": {"enabled": False},
+        }
+        if "shell" not in self.host_tools:
+            tools["exec"] = {"security": "deny", "applyPatch": {"workspaceOnly": True}}
+        return tools
 
     def _write_config(self, endpoint: dict[str, str]) -> None:
+        """Write the config, or merge the values of this run into the existing one when they changed."""
+        wanted = self._config(endpoint)
+        current = _read_config(self.config_path)
+        merged = merge_config(current, wanted) if current else wanted
+        if merged == current:
+            return  # unchanged: OpenClaw's file and its last-good copy stay as they are
+        tmp = self.config_path.with_name(f".{self.config_path.name}.mmb-tmp")
+        tmp.write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, self.config_path)
+
+    def _config(self, endpoint: dict[str, str]) -> dict[str, Any]:
+        """This run's values of the config (OpenClaw adds ``meta`` and ``agents.entries`` itself)."""
         model = endpoint["model"]
         compaction: dict[str, Any] = {
-            "mode": "safeguard" if self.compaction else "off",
+            # ``enabled: false`` stops threshold compaction; OpenClaw still compacts to recover from an
+            # overflow (its modes are only "default" and "safeguard")
+            "enabled": self.compaction,
+            "mode": "safeguard",
             "keepRecentTokens": self.keep_recent,
             "memoryFlush": {"enabled": self.memory_flush},
         }
-        config: dict[str, Any] = {
+        return {
             "gateway": {
                 "mode": "local",
                 "port": self.port,
                 "bind": "loopback",
-                "auth": {"mode": "token", "token": "${OPENCLAW_GATEWAY_TOKEN}"},
+                "auth": {"mode": "token", "token": "${OPENCLAW_GATEWAY_TOKEN}"},  # the token: env only
                 "http": {"endpoints": {"chatCompletions": {"enabled": True}}},
             },
             "models": {
@@ -311,9 +406,8 @@ class OpenClawAdapter(LocalAgentAdapter):
             "plugins": {"entries": {"memory-core": {"config": {"dreaming": {"enabled": self.dreaming}}}}},
             "memory": {"search": {"provider": "none"}},
             "logging": {"file": str(self.log_path)},
+            "tools": self._tools_config(),
         }
-        path = self.home / "openclaw.json"
-        path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
 
     async def _setup(self, command: list[str], env: dict[str, str]) -> None:
         """Seed the workspace (AGENTS.md, SOUL.md, ...) and skip the first-run ritual."""
@@ -347,3 +441,33 @@ class OpenClawAdapter(LocalAgentAdapter):
             return self.log_path.stat().st_size
         except OSError:
             return 0
+
+
+# whole subtrees of the config this adapter owns: replaced, not merged (a switch turned off leaves nothing)
+REPLACED = {("tools",)}
+
+
+def merge_config(
+    current: dict[str, Any], wanted: dict[str, Any], path: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """``current`` with ``wanted`` laid over it: objects merged key by key, other values (and the
+    ``REPLACED`` subtrees) replaced; keys only ``current`` has (OpenClaw's ``meta``, ``agents.entries``)
+    kept."""
+    merged = dict(current)
+    for key, value in wanted.items():
+        here = (*path, key)
+        old = merged.get(key)
+        if isinstance(value, dict) and isinstance(old, dict) and here not in REPLACED:
+            merged[key] = merge_config(old, value, here)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    """The config OpenClaw keeps (it writes plain JSON); {} when absent or unreadable."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -68,3 +68,18 @@ def require(value: str | None, key: str, agent: str) -> str:
     if value is None:
         raise ValueError(f"{key}: required for agent {agent!r}")
     return value
+
+
+def opt_flags(
+    options: dict[str, Any], key: str, choices: Iterable[str], default: bool = False
+) -> frozenset[str]:
+    """``true`` (all of ``choices``), ``false`` (none), or a list of some of them; ``default`` when absent."""
+    allowed = list(choices)
+    value = options.get(key, default)
+    if isinstance(value, bool):
+        return frozenset(allowed) if value else frozenset()
+    if isinstance(value, list) and all(isinstance(item, str) and item in allowed for item in value):
+        return frozenset(value)
+    raise ValueError(
+        f"{key}: must be true, false or a list of {', '.join(repr(c) for c in allowed)}, got {value!r}"
+    )

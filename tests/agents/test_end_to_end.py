@@ -3,27 +3,40 @@
 The scripted persona plays ``tests/benchmarks/agent_smoke`` (two phases, a fact saved with the agent's own
 memory tool, a sheet told in context, a ``bench.newSession()``) against the real agent on ``scripted/agent``.
 Checked: exit code 0, a report entry with full check coverage, the memory snapshots, the fact recalled from
-memory in the new conversation, and no agent process left behind. Marked ``agents`` (slow: real gateways).
+memory in the new conversation, and no agent process left behind. Then the same run under faults ends with
+the same evaluations: its agent killed mid-run (revived by the run), and the engine itself killed with -9
+mid-run (no agent process or port left; started again, it resumes). Marked ``agents`` (slow: real gateways).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from engine_helpers import TEST_BENCHMARKS, make_config
 
 from adapters.install import install_hermes, install_openclaw
+from adapters.local_agent import LocalAgentAdapter
+from adapters.process import pid_alive, port_is_free, read_pid_file
+from engine.build import build_run
+from engine.events import TerminationReason
+from engine.run_parts import RunSettings
 
 pytestmark = pytest.mark.agents
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 BENCH = ROOT / "tests" / "benchmarks" / "agent_smoke"
 INSTALLERS: dict[str, Callable[[], object]] = {"hermes": install_hermes, "openclaw": install_openclaw}
+AGENTS = ["hermes", "openclaw"]
 
 
 def _config(tmp_path: Path, agent: str) -> Path:
@@ -34,6 +47,20 @@ def _config(tmp_path: Path, agent: str) -> Path:
     path = tmp_path / "config.jsonc"
     path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     return path
+
+
+def _cli(config: Path) -> list[str]:
+    return [sys.executable, "-m", "mmb_tui.cli", "--config", str(config), "run", "smoke", "--headless"]
+
+
+def _play(config: Path) -> subprocess.CompletedProcess[str]:
+    """``mmb-tui run --headless`` as a user runs it (a subprocess: the headless printer binds sys.stdout once)."""
+    return subprocess.run(_cli(config), cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
+
+
+def _scores(run_dir: Path) -> dict[str, Any]:
+    state = json.loads((run_dir / "state.json").read_text(encoding="utf-8"))
+    return {check: evaluation["score"] for check, evaluation in state["evaluations"].items()}
 
 
 def _processes_under(folder: Path) -> list[str]:
@@ -49,44 +76,143 @@ def _processes_under(folder: Path) -> list[str]:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", errors="replace")
         except OSError:  # gone meanwhile, or not ours to read
             continue
+        if not pid_alive(int(entry.name)):
+            continue
         if cwd.startswith(marker) or marker in environ:
             found.append(f"{entry.name}: {cmdline.strip()[:200]}")
     return found
 
 
-@pytest.mark.parametrize("agent", ["hermes", "openclaw"])
-def test_scripted_run_end_to_end(agent: str, tmp_path: Path) -> None:
-    INSTALLERS[agent]()
-    config = _config(tmp_path, agent)
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """``uninterrupted(agent)``: the folder of one whole run without faults (played once per agent)."""
+    played: dict[str, Path] = {}
 
-    # `mmb-tui run --headless` as a user runs it (a subprocess: the headless printer binds sys.stdout once)
-    done = subprocess.run(
-        [sys.executable, "-m", "mmb_tui.cli", "--config", str(config), "run", "smoke", "--headless"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    out = done.stdout
-    assert done.returncode == 0, (out + done.stderr)[-4000:]
+    def get(agent: str) -> Path:
+        if agent not in played:
+            INSTALLERS[agent]()
+            folder = tmp_path_factory.mktemp(f"uninterrupted-{agent}")
+            done = _play(_config(folder, agent))
+            assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+            (folder / "stdout.txt").write_text(done.stdout, encoding="utf-8")
+            played[agent] = folder
+        return played[agent]
+
+    return get
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_scripted_run_end_to_end(agent: str, uninterrupted: Callable[[str], Path]) -> None:
+    folder = uninterrupted(agent)
+    out = (folder / "stdout.txt").read_text(encoding="utf-8")
     assert "ended: finished" in out  # the headless line "⏹️ run ended: finished"
     assert "🔄" in out  # the new agent session of phase 2 (the adapter's start_new_conversation)
 
-    report = (tmp_path / "results" / "report.md").read_text(encoding="utf-8")
+    report = (folder / "results" / "report.md").read_text(encoding="utf-8")
     assert f"smoke: agent_smoke @ {agent}" in report
     assert "Check coverage: 3/3" in report
     assert "Agent compactions:" in report
 
-    run_dir = tmp_path / "results" / "smoke"
+    run_dir = folder / "results" / "smoke"
     memory = run_dir / "memory"
     assert sorted(p.name for p in memory.iterdir()) == ["before-session-phase-2", "end"]
     # the fact the agent saved with its own memory tool in phase 1 ...
     assert "4417" in (memory / "before-session-phase-2" / "MEMORY.md").read_text(encoding="utf-8")
     # ... is what it answers from memory in the new conversation of phase 2 (the context is gone)
-    state = json.loads((run_dir / "state.json").read_text(encoding="utf-8"))
-    evaluations = state["evaluations"]
-    assert set(evaluations) == {"1.1", "2.1", "2.2"}
-    assert evaluations["2.1"]["score"] == 10, evaluations["2.1"]
+    scores = _scores(run_dir)
+    assert set(scores) == {"1.1", "2.1", "2.2"}
+    assert scores["2.1"] == 10, scores
 
+    assert _processes_under(folder) == []
+    assert not (run_dir / "agent" / "agent.pid").exists()
+
+
+# --- faults: the agent killed mid-run, the engine killed mid-run ---------------------------------------
+
+
+def _quick_revive(settings: RunSettings) -> None:
+    settings.fault_backoff = 0.5
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+async def test_an_agent_killed_mid_run_is_revived_and_the_run_ends_the_same(
+    agent: str, tmp_path: Path, uninterrupted: Callable[[str], Path]
+) -> None:
+    expected = _scores(uninterrupted(agent) / "results" / "smoke")
+    config = make_config(
+        tmp_path,
+        {"smoke": {"benchmark": "agent_smoke", "agent": agent, "model": "scripted/agent"}},
+        TEST_BENCHMARKS,
+    )
+    run = build_run(config, "smoke", tune=_quick_revive)
+    adapter = run.adapter
+    assert isinstance(adapter, LocalAgentAdapter)
+    playing = asyncio.ensure_future(run.run())
+    while adapter.replies.next_seq < 3 and not playing.done():  # two replies in: memory saved, sheet told
+        await asyncio.sleep(0.05)
+    first = adapter.process.pid
+    assert first is not None and not playing.done()
+    os.killpg(first, signal.SIGKILL)  # the gateway dies (OOM killer, a crash, a user's kill)
+
+    assert await asyncio.wait_for(playing, 600) is TerminationReason.FINISHED
+    assert adapter.process.pid != first  # it was started again
+    assert _scores(config.results_path() / "smoke") == expected
+    transcript = (config.results_path() / "smoke" / "transcript.jsonl").read_text(encoding="utf-8")
+    assert '"where":"agent"' in transcript.replace(" ", "")  # the failure is on record
+    assert "auto-restore" not in (adapter.agent_dir / "process.log").read_text(errors="replace")
+    assert _processes_under(tmp_path) == []
+
+
+def _agent_port(run_dir: Path, agent: str) -> int:
+    home = run_dir / "agent" / "home"
+    if agent == "openclaw":
+        return int(json.loads((home / "openclaw.json").read_text())["gateway"]["port"])
+    env = dict(line.split("=", 1) for line in (home / ".env").read_text().split())
+    return int(env["API_SERVER_PORT"])
+
+
+def _count(transcript: Path, kind: str) -> int:
+    try:
+        text = transcript.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return 0
+    return sum(1 for line in text.splitlines() if f'"kind":"{kind}"' in line.replace(" ", ""))
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_an_engine_killed_mid_run_leaves_no_agent_and_resumes_the_same(
+    agent: str, tmp_path: Path, uninterrupted: Callable[[str], Path]
+) -> None:
+    expected = _scores(uninterrupted(agent) / "results" / "smoke")
+    config = _config(tmp_path, agent)
+    run_dir = tmp_path / "results" / "smoke"
+    transcript = run_dir / "transcript.jsonl"
+    engine = subprocess.Popen(_cli(config), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 600
+        while _count(transcript, "agent_replied") < 2 and engine.poll() is None:
+            assert time.monotonic() < deadline, "the run did not get going"
+            time.sleep(0.1)
+        assert engine.poll() is None, "the run ended before the kill"
+        record = read_pid_file(run_dir / "agent" / "agent.pid")
+        assert record is not None and pid_alive(record["pid"])
+        port = _agent_port(run_dir, agent)
+        assert not port_is_free(port)
+        engine.send_signal(signal.SIGKILL)
+        engine.wait(timeout=10)
+    finally:
+        engine.kill()
+        engine.wait()
+
+    # the agent goes with its engine: no process, no port
+    deadline = time.monotonic() + 15
+    while (_processes_under(tmp_path) or not port_is_free(port)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_under(tmp_path) == []
+    assert port_is_free(port)
+
+    done = _play(config)  # started again: it resumes from its last checkpoint
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    assert "ended: finished" in done.stdout
+    assert _scores(run_dir) == expected
     assert _processes_under(tmp_path) == []

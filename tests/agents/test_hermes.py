@@ -7,6 +7,7 @@ is made on first use (``adapters.install``) and cached in ``$MMB_AGENTS_DIR`` be
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import stat
@@ -16,11 +17,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_helpers import FACT, LONG_WORDS, QUESTION, adapter_factory, ask
+from agent_helpers import (
+    COMMON_ENV,
+    FACT,
+    LONG_WORDS,
+    QUESTION,
+    SECRET,
+    adapter_factory,
+    ask,
+    check_delivery_scenario,
+    environ_of,
+    group_pids,
+)
+from tool_model import ToolModelServer
 
 from adapters.base import AdapterContext, AdapterError
-from adapters.hermes import HermesAdapter
+from adapters.hermes import API_KEY_ENV, HermesAdapter
 from adapters.install import install_hermes
+from adapters.process import pid_alive
 from engine.clock import Clock
 
 pytestmark = pytest.mark.agents
@@ -189,3 +203,129 @@ async def test_hang_past_the_timeout_raises(make_adapter: Factory) -> None:
     with pytest.raises(AdapterError, match="no reply"):
         await adapter.send_message("hello")
     assert not adapter.thinking
+
+
+# --- restarts and the box --------------------------------------------------------------------------
+
+
+async def test_a_resumed_adapter_keeps_the_port_and_ends_a_gateway_left_running(
+    make_adapter: Factory,
+) -> None:
+    first = make_adapter()
+    await first.create_session("stale")
+    stale_pid = first.process.pid
+    assert stale_pid is not None and (first.agent_dir / "agent.pid").exists()
+    first.process.popen = None  # an engine that lost track of its gateway, which is still running
+
+    second = make_adapter()  # the run is started again over the same folder
+    await second.create_session("stale")
+    assert second.port == first.port
+    assert not pid_alive(stale_pid)
+    assert await ask(second, "Hello there.") == "Noted."
+    await second.close()
+    assert not (second.agent_dir / "agent.pid").exists()
+
+
+HERMES_ENV = {"HERMES_HOME", API_KEY_ENV, "PYTHONUNBUFFERED"}
+
+
+async def test_the_gateway_gets_a_minimal_environment(
+    make_adapter: Factory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(SECRET, "do-not-leak")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-persona-key")
+    adapter = make_adapter()
+    await adapter.create_session("env")
+    assert await ask(adapter, "Hello there.") == "Noted."
+    assert adapter.process.pid is not None
+    gateway = environ_of(adapter.process.pid)
+    assert set(gateway) - COMMON_ENV - HERMES_ENV == set()
+    assert gateway["HOME"] == str(adapter.home) and gateway["HERMES_HOME"] == str(adapter.home)
+    for pid in group_pids(adapter.process.pid):
+        environ = environ_of(pid)
+        assert set(environ) & set(os.environ) <= COMMON_ENV | HERMES_ENV, pid
+        assert SECRET not in environ and "sk-persona-key" not in environ.values()
+
+
+@pytest.fixture
+async def tool_model() -> AsyncIterator[ToolModelServer]:
+    server = ToolModelServer()
+    server.base_url = await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+async def make_tool_adapter(tmp_path: Path, tool_model: ToolModelServer) -> AsyncIterator[Factory]:
+    endpoints = {"tools": {"base_url": tool_model.base_url, "model": "tools", "api_key": "k"}}
+    async for factory in adapter_factory(HermesAdapter, "hermes-tools", tmp_path, endpoints):
+        yield factory
+
+
+async def test_host_tools_are_off_by_default(
+    make_tool_adapter: Factory, tool_model: ToolModelServer, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    adapter = make_tool_adapter(model="tools")
+    await adapter.create_session("boxed")
+    forced = {
+        "terminal": {"command": f"id > {outside}/terminal"},
+        "write_file": {"path": f"{outside}/write_file", "content": "x"},
+        "read_file": {"path": "/etc/hostname"},
+    }
+    for tool, arguments in forced.items():
+        await ask(adapter, f"MMB-CALL {tool} {json.dumps(arguments)}")
+    assert set().union(*tool_model.offered) == {"memory", "session_search", "todo"}
+    assert sorted(p.name for p in outside.iterdir()) == []
+    assert len(tool_model.tool_results) == len(forced)
+    assert all("does not exist" in result for result in tool_model.tool_results), tool_model.tool_results
+
+
+async def test_host_tools_can_be_switched_on(
+    make_tool_adapter: Factory, tool_model: ToolModelServer, tmp_path: Path
+) -> None:
+    # the control: the same forced call runs when the run asks for host tools
+    adapter = make_tool_adapter(model="tools", hermes_host_tools=True)
+    await adapter.create_session("shell")
+    await ask(adapter, f"MMB-CALL terminal {json.dumps({'command': f'touch {tmp_path}/ran'})}")
+    assert "terminal" in set().union(*tool_model.offered)
+    assert (tmp_path / "ran").exists()
+
+
+async def test_a_message_sent_again_is_checked_against_the_agents_session(make_adapter: Factory) -> None:
+    await check_delivery_scenario(make_adapter)
+
+
+async def test_a_full_reset_also_ends_a_gateway_left_running(make_adapter: Factory) -> None:
+    # a fresh run over an old folder: the engine resets the agent before its first session
+    first = make_adapter()
+    await first.create_session("stale")
+    stale_pid = first.process.pid
+    assert stale_pid is not None
+    first.process.popen = None  # left running by an engine that died
+
+    second = make_adapter()
+    await second.destroy_session()
+    assert not pid_alive(stale_pid)
+    assert not (second.home / "memories").exists()
+    await second.create_session("fresh")
+    assert await ask(second, "Hello there.") == "Noted."
+
+
+async def test_a_low_compression_threshold_is_raised_under_512k_windows(make_adapter: Factory) -> None:
+    # what the README says about hermes_compression_threshold: 0.125 of 131072 would be ~16K tokens, but Hermes
+    # 0.19.0 raises thresholds under 512K windows to 0.75 (of the window less max_tokens 4096): ~95K
+    adapter = make_adapter(hermes_compression_threshold=0.125, hermes_compression_target_ratio=0.12)
+    await adapter.create_session("threshold")
+    compactions = []
+    for turn in range(20):
+        filler = " ".join(f"{LONG_WORDS[(i + turn) % 10]}{i}" for i in range(3000))
+        await ask(adapter, f"Part {turn} of my notes. {filler}")
+        status = await adapter.get_status()
+        assert status is not None
+        compactions = [o for o in status.observations if o.kind == "compaction"]
+        if compactions:
+            break
+    assert compactions, "no compaction observed"
+    assert compactions[0].tokens_before and compactions[0].tokens_before > 0.75 * (131072 - 4096)

@@ -7,18 +7,35 @@ installs are made on first use (``adapters.install``) and cached in ``$MMB_AGENT
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import re
 import signal
+import socket
+import subprocess
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_helpers import FACT, LONG_WORDS, QUESTION, adapter_factory, ask
+from agent_helpers import (
+    COMMON_ENV,
+    FACT,
+    LONG_WORDS,
+    QUESTION,
+    SECRET,
+    adapter_factory,
+    ask,
+    check_delivery_scenario,
+    environ_of,
+    group_pids,
+)
+from tool_model import ToolModelServer
 
 from adapters.base import AdapterContext, AdapterError
-from adapters.install import install_openclaw
-from adapters.openclaw import OpenClawAdapter
+from adapters.install import install_openclaw, openclaw_command
+from adapters.openclaw import API_KEY_ENV, OpenClawAdapter
+from adapters.process import pid_alive
 from engine.clock import Clock
 
 pytestmark = pytest.mark.agents
@@ -114,3 +131,201 @@ def test_options_are_validated(tmp_path: Path) -> None:
         make(openclaw_context_window=100)
     with pytest.raises(ValueError, match="openclaw_dreaming"):
         make(openclaw_dreaming=1)
+
+
+# --- restarts: the same port and an accepted config ------------------------------------------------
+
+
+def _clobbered(adapter: OpenClawAdapter) -> list[str]:
+    """Signs that OpenClaw rejected the config: its clobbered copies and its restore warnings."""
+    found = [p.name for p in adapter.home.glob("openclaw.json.clobbered*")]
+    log = adapter.log_path.read_text(encoding="utf-8", errors="replace") if adapter.log_path.exists() else ""
+    return found + [line[:200] for line in log.splitlines() if "auto-restore" in line or "clobbered" in line]
+
+
+async def test_a_resumed_adapter_keeps_the_port_and_the_conversation(make_adapter: Factory) -> None:
+    first = make_adapter()
+    await first.create_session("resume")
+    await ask(first, "My favourite colour is teal.")
+    port = first.port
+    await first.close()  # the run stops (Ctrl-C) ...
+
+    second = make_adapter()  # ... and is started again: a new adapter over the same run folder
+    await second.create_session("resume")
+    assert second.port == port
+    assert "teal" in await ask(second, "What is my favourite colour?")  # the same session, from disk
+    assert _clobbered(second) == []
+    await second.close()
+    config = second.config_path.read_text()
+    # changed run keys: merged into OpenClaw's file, its meta kept
+    third = make_adapter(openclaw_keep_recent_tokens=12345, openclaw_compaction=False)
+    await third.create_session("resume")
+    assert third.port == port and '"keepRecentTokens": 12345' in third.config_path.read_text()
+    assert json.loads(third.config_path.read_text())["agents"]["defaults"]["compaction"]["enabled"] is False
+    assert config != third.config_path.read_text() and '"meta"' in third.config_path.read_text()
+    assert _clobbered(third) == []
+
+
+async def test_a_port_taken_meanwhile_moves_the_gateway(make_adapter: Factory) -> None:
+    first = make_adapter()
+    await first.create_session("moved")
+    await ask(first, "My favourite colour is teal.")
+    port = first.port
+    await first.close()
+    with socket.socket() as squatter:  # another program took the port between two starts
+        squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        squatter.bind(("127.0.0.1", port))
+        squatter.listen()
+        second = make_adapter()
+        await second.create_session("moved")
+        assert second.port != port
+        assert "teal" in await ask(second, "What is my favourite colour?")
+        assert _clobbered(second) == []
+
+
+async def test_a_gateway_left_running_is_ended_before_the_next_start(make_adapter: Factory) -> None:
+    # an engine that lost track of its gateway (killed without the death signal reaching it)
+    first = make_adapter()
+    await first.create_session("stale")
+    stale_pid = first.process.pid
+    assert stale_pid is not None and (first.agent_dir / "agent.pid").exists()
+    first.process.popen = None  # forget it without stopping it
+
+    second = make_adapter()
+    await second.create_session("stale")
+    assert second.port == first.port
+    assert not pid_alive(stale_pid)
+    assert await ask(second, "Hello there.") == "Noted."
+
+
+# --- the box: environment and host tools -----------------------------------------------------------
+
+OPENCLAW_ENV = {
+    "OPENCLAW_STATE_DIR",
+    "OPENCLAW_CONFIG_PATH",
+    "OPENCLAW_GATEWAY_TOKEN",
+    "OPENCLAW_NO_AUTO_UPDATE",
+    "OPENCLAW_DISABLE_BONJOUR",
+    API_KEY_ENV,
+}
+
+
+async def test_the_gateway_gets_a_minimal_environment(
+    make_adapter: Factory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(SECRET, "do-not-leak")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-persona-key")
+    adapter = make_adapter()
+    await adapter.create_session("env")
+    assert await ask(adapter, "Hello there.") == "Noted."
+    assert adapter.process.pid is not None
+    pids = group_pids(adapter.process.pid)
+    assert adapter.process.pid in pids
+    gateway = environ_of(adapter.process.pid)
+    assert set(gateway) - COMMON_ENV - OPENCLAW_ENV == set()  # exactly what the adapter handed over
+    assert gateway["HOME"] == str(adapter.home)
+    for pid in pids:  # its helpers get what it adds itself (NODE_COMPILE_CACHE, ...), nothing of the engine's
+        environ = environ_of(pid)
+        assert set(environ) & set(os.environ) <= COMMON_ENV | OPENCLAW_ENV, pid
+        assert SECRET not in environ and "sk-persona-key" not in environ.values()
+
+
+@pytest.fixture
+async def tool_model() -> AsyncIterator[ToolModelServer]:
+    server = ToolModelServer()
+    server.base_url = await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+async def make_tool_adapter(tmp_path: Path, tool_model: ToolModelServer) -> AsyncIterator[Factory]:
+    endpoints = {"tools": {"base_url": tool_model.base_url, "model": "tools", "api_key": "k"}}
+    async for factory in adapter_factory(OpenClawAdapter, "openclaw-tools", tmp_path, endpoints):
+        yield factory
+
+
+async def test_host_tools_are_off_by_default(
+    make_tool_adapter: Factory, tool_model: ToolModelServer, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    adapter = make_tool_adapter(model="tools")
+    await adapter.create_session("boxed")
+    assert "Saved." == await ask(adapter, FACT)  # memory still works: file tools inside the workspace
+    assert "Zorblax" in (adapter.workspace / "MEMORY.md").read_text()
+    offered = set().union(*tool_model.offered)
+    assert offered.isdisjoint({"exec", "process", "code_execution", "browser", "web_fetch", "web_search"})
+    assert offered.isdisjoint({"gateway", "cron", "openclaw", "plugins"})
+
+    forced = {
+        "exec": {"command": f"id > {outside}/exec"},
+        "bash": {"command": f"id > {outside}/bash"},
+        "process": {"action": "start", "command": f"id > {outside}/process"},
+        "tool_call": {"id": "exec", "args": {"command": f"id > {outside}/tool_call"}},
+        "write": {"path": f"{outside}/write", "content": "x"},
+        "edit": {"path": f"{outside}/../outside/edit", "oldText": "", "newText": "x"},
+        "read": {"path": "/etc/hostname"},
+    }
+    for tool, arguments in forced.items():
+        await ask(adapter, f"MMB-CALL {tool} {json.dumps(arguments)}")
+    assert sorted(p.name for p in outside.iterdir()) == []  # nothing ran, nothing was written
+    assert len(tool_model.tool_results) == len(forced)
+    for result in tool_model.tool_results:
+        assert re.search(r"not found|Unknown tool|escapes sandbox|denied|not allowed", result, re.I), result
+    assert socket.gethostname() not in "".join(tool_model.tool_results)
+
+
+async def test_host_tools_can_be_switched_on(
+    make_tool_adapter: Factory, tool_model: ToolModelServer, tmp_path: Path
+) -> None:
+    # the control: the same forced call runs when the run asks for a shell (so the test above means something)
+    adapter = make_tool_adapter(model="tools", openclaw_host_tools=["shell"])
+    await adapter.create_session("shell")
+    await ask(adapter, f"MMB-CALL exec {json.dumps({'command': f'touch {tmp_path}/ran'})}")
+    assert "exec" in set().union(*tool_model.offered)
+    assert (tmp_path / "ran").exists()
+    config = json.loads(adapter.config_path.read_text())
+    assert config["tools"]["fs"]["workspaceOnly"] is True  # files still boxed
+    assert "group:web" in config["tools"]["deny"] and "group:runtime" not in config["tools"]["deny"]
+
+
+def test_host_tools_option_is_validated(tmp_path: Path) -> None:
+    def make(**options: Any) -> OpenClawAdapter:
+        ctx = AdapterContext("r", tmp_path, options, Clock(), lambda name: None)  # type: ignore[arg-type,return-value]
+        return OpenClawAdapter(ctx)
+
+    assert make().host_tools == frozenset()
+    assert make(openclaw_host_tools=True).host_tools == {"shell", "files", "browser", "web"}
+    assert make(openclaw_host_tools=["web"]).host_tools == {"web"}
+    with pytest.raises(ValueError, match="openclaw_host_tools"):
+        make(openclaw_host_tools=["exec"])
+    with pytest.raises(ValueError, match="openclaw_host_tools"):
+        make(openclaw_host_tools="yes")
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"openclaw_compaction": False, "openclaw_memory_flush": False, "openclaw_dreaming": True},
+        {"openclaw_host_tools": True, "openclaw_heartbeat": "30m"},
+        {"openclaw_host_tools": ["files", "web"], "openclaw_context_window": 32768},
+    ],
+)
+def test_openclaw_accepts_the_config(tmp_path: Path, options: dict[str, Any]) -> None:
+    # `openclaw config validate` on the config the adapter writes for these run keys
+    ctx = AdapterContext("r", tmp_path, options, Clock(), lambda name: None)  # type: ignore[arg-type,return-value]
+    adapter = OpenClawAdapter(ctx)
+    adapter.home.mkdir(parents=True)
+    adapter.port = 18789
+    adapter._write_config({"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key": "k"})
+    env = adapter._env({"api_key": "k"})
+    done = subprocess.run(
+        [*openclaw_command(), "config", "validate"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert "Config valid" in done.stdout + done.stderr, (done.stdout + done.stderr)[-2000:]
+
+
+async def test_a_message_sent_again_is_checked_against_the_agents_session(make_adapter: Factory) -> None:
+    await check_delivery_scenario(make_adapter)

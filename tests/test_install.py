@@ -1,0 +1,59 @@
+"""``python -m adapters.install`` (``make agents``): its command line, offline (nothing is installed)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from adapters import install
+from adapters.install import parse_agents
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_no_argument_means_both_agents() -> None:
+    # Python 3.11's argparse rejected the empty list of a nargs="*" positional with choices ("invalid choice: []")
+    assert parse_agents([]) == ["hermes", "openclaw"]
+
+
+def test_named_agents_in_order_without_repeats() -> None:
+    assert parse_agents(["openclaw"]) == ["openclaw"]
+    assert parse_agents(["openclaw", "hermes", "openclaw"]) == ["openclaw", "hermes"]
+
+
+def test_an_unknown_agent_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        parse_agents(["hermes", "bogus"])
+    assert exit_info.value.code == 2
+    assert "invalid choice: 'bogus'" in capsys.readouterr().err
+
+
+def test_main_installs_what_was_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    done: list[str] = []
+    monkeypatch.setattr(install, "install_hermes", lambda: done.append("hermes"))
+    monkeypatch.setattr(install, "install_openclaw", lambda: done.append("openclaw"))
+    assert install.main([]) == 0
+    assert install.main(["hermes"]) == 0
+    assert done == ["hermes", "openclaw", "hermes"]
+
+
+def test_main_reports_a_failed_step(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def fail() -> None:
+        raise install.AdapterError("install step failed: npm i")
+
+    monkeypatch.setattr(install, "install_openclaw", fail)
+    assert install.main(["openclaw"]) == 1
+    assert "[mmb] install step failed" in capsys.readouterr().err
+
+
+def test_the_module_command_line_parses_without_arguments() -> None:
+    # the real entry point, as `make agents` runs it; --help exits before installing anything
+    done = subprocess.run(
+        [sys.executable, "-m", "adapters.install", "--help"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0 and "hermes or openclaw" in done.stdout

@@ -1,0 +1,63 @@
+"""What the real-agent adapters share, offline: the minimal environment and the delivery check's reading of
+an agent's session (``adapters/local_agent.py``). The real agents are exercised in ``tests/agents/``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from adapters.base import AdapterContext
+from adapters.hermes import HermesAdapter
+from adapters.local_agent import delivery_in
+from engine.clock import Clock
+
+
+def test_the_last_user_message_answered_is_replied() -> None:
+    session = [
+        ("user", "Hi."),
+        ("assistant", "Hello."),
+        ("user", "My cat is Zorblax."),
+        ("assistant", "Noted."),
+    ]
+    assert delivery_in(session, "My cat is Zorblax.") == ("replied", "Noted.")
+    assert delivery_in(session, "  My cat is Zorblax.\n") == ("replied", "Noted.")  # as the agent trims it
+
+
+def test_the_last_user_message_without_an_answer_is_unanswered() -> None:
+    session = [("user", "Hi."), ("assistant", "Hello."), ("user", "My cat is Zorblax."), ("assistant", "")]
+    assert delivery_in(session, "My cat is Zorblax.") == ("unanswered", None)
+
+
+def test_an_older_message_or_an_empty_session_is_absent() -> None:
+    session = [
+        ("user", "My cat is Zorblax."),
+        ("assistant", "Noted."),
+        ("user", "Hi."),
+        ("assistant", "Hello."),
+    ]
+    assert delivery_in(session, "My cat is Zorblax.") == ("absent", None)  # only the last user message counts
+    assert delivery_in([], "Hi.") == ("absent", None)
+
+
+def test_a_message_the_agent_shortened_still_matches() -> None:
+    huge = "x" * 70000
+    assert delivery_in([("user", huge[:65536]), ("assistant", "Noted.")], huge) == ("replied", "Noted.")
+    assert delivery_in([("user", "x" * 100)], "x" * 200) == ("absent", None)
+
+
+def test_the_agent_environment_is_built_from_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MMB_TEST_SECRET", "do-not-leak")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-persona")
+    monkeypatch.setenv("TZ", "Europe/London")
+    monkeypatch.delenv("LANG", raising=False)
+    ctx = AdapterContext("r", tmp_path, {"virtual_time": False}, Clock(), lambda name: None)  # type: ignore[arg-type,return-value]
+    adapter = HermesAdapter(ctx)
+    env = adapter.process_env(tmp_path / "home", {"OWN": "1"})
+    assert set(env) == {"PATH", "HOME", "LANG", "TZ", "OWN"} | ({"TMPDIR", "LC_ALL"} & set(env))
+    assert env["HOME"] == str(tmp_path / "home") and env["LANG"] == "C.UTF-8" and env["TZ"] == "Europe/London"
+
+
+async def test_check_delivery_is_unknown_without_a_running_agent(tmp_path: Path) -> None:
+    ctx = AdapterContext("r", tmp_path, {}, Clock(), lambda name: None)  # type: ignore[arg-type,return-value]
+    assert await HermesAdapter(ctx).check_delivery("Hi.") == "unknown"
