@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from adapters.base import AdapterContext, AdapterError, BaseAdapter
+from adapters.base import AdapterContext, AdapterError, BaseAdapter, Delivery
 from adapters.options import check_known, opt_str
 from engine.models.base import ChatModel, Message, ModelError
 from engine.sanitize import valid_text
@@ -79,6 +79,11 @@ class ChatbotAdapter(BaseAdapter):
         self._append({"role": "user", "content": text})
         self._append({"role": "assistant", "content": reply})
         self.record_reply(reply or "(empty reply)")
+
+    async def check_delivery(self, text: str) -> Delivery:
+        """A message and its reply join the history together, which the checkpoint keeps: one in flight at a
+        kill or a timeout never arrived."""
+        return "absent"
 
     async def destroy_session(self) -> None:
         self.history = []

@@ -17,16 +17,15 @@ import os
 import shutil
 import weakref
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 
-from adapters.base import AdapterContext, AdapterError, AgentStatus, BaseAdapter, Observation
+from adapters.base import AdapterContext, AdapterError, AgentStatus, BaseAdapter, Delivery, Observation
 from adapters.faketime import FakeTime
 from adapters.options import opt_bool, opt_number, opt_str
 from adapters.process import AgentProcess
 
-Delivery = Literal["replied", "unanswered", "absent", "unknown"]
 SCRIPTED_API_KEY = "mmb-scripted-local-key"
 PID_FILE = "agent.pid"
 # the only variables an agent process inherits from the engine (when set); the rest is the adapter's own
@@ -130,6 +129,7 @@ class LocalAgentAdapter(BaseAdapter):
     # --- the engine's interface -------------------------------------------------------------------
 
     async def get_status(self) -> AgentStatus | None:
+        self.require_running()  # a dead agent is a failure now, not a quiet "sleeping"
         self.collect_observations()
         new, self._observations = self._observations, []
         return AgentStatus(

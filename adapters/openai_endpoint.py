@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from adapters.base import AdapterContext, AdapterError, BaseAdapter
+from adapters.base import AdapterContext, AdapterError, BaseAdapter, Delivery
 from adapters.options import check_known, opt_choice, opt_number, opt_str, require
 from engine.sanitize import valid_text
 
@@ -76,6 +76,11 @@ class OpenAIEndpointAdapter(BaseAdapter):
         reply = self.record_reply(self.read_chat_reply(response, "choices", 0, "message", "content"))
         if self.mode == "stateless":
             self.history += [turn, {"role": "assistant", "content": reply.text}]
+
+    async def check_delivery(self, text: str) -> Delivery:
+        """Stateless: the history (kept with the checkpoint) gains a turn only with its reply, so a message in
+        flight never arrived. Stateful: the endpoint's memory is out of reach."""
+        return "absent" if self.mode == "stateless" else "unknown"
 
     async def start_new_conversation(self) -> None:
         self.history = []

@@ -5,15 +5,28 @@ from __future__ import annotations
 
 import asyncio
 
-from engine.agents import AdapterError, AgentAdapter, Observation
+from engine.agents import AdapterError, AgentAdapter, Delivery, Observation
 from engine.clock import monotonic
-from engine.events import AgentCompacted, AgentReplied, ErrorOccurred, MessageSent, SessionSwitched
+from engine.events import (
+    AgentCompacted,
+    AgentReplied,
+    ErrorOccurred,
+    MessageSent,
+    Redelivery,
+    SessionSwitched,
+)
 from engine.grading import keep_exchange
 from engine.recorder import Recorder
 from engine.run_parts import RunSettings
 from engine.sanitize import shorten_reply, valid_text
 
 REPLY_PREFIX = "The assistant replied:"
+REDELIVERY: dict[Delivery, Redelivery] = {
+    "replied": "collected",
+    "unanswered": "duplicated",
+    "unknown": "possibly_duplicated",
+    "absent": "",
+}
 
 
 class AgentChannel:
@@ -32,18 +45,25 @@ class AgentChannel:
         self.virtual_time = virtual_time  # the benchmark runs on virtual time (its Time Master is on)
         self.last_activity = monotonic()  # the last reply, for adapters that cannot say they sleep
 
-    async def deliver(self, text: str) -> str:
-        """Send one persona message and collect the agent's replies until it is idle or quiet."""
+    async def deliver(self, text: str, in_flight: bool = False) -> str:
+        """Send one persona message and collect the agent's replies until it is idle or quiet.
+
+        ``in_flight``: the message may already have reached the agent (it was being sent when the engine
+        was killed or the agent failed); the agent is asked first (``check_delivery``) and a message it
+        already answered is not sent again; one sent again where it may now be twice is marked so."""
         rec, settings = self.rec, self.settings
         stamp = rec.clock.now()
-        rec.emit(MessageSent(text=text))
+        delivery = await self.adapter.check_delivery(text) if in_flight else "absent"
+        redelivery = REDELIVERY[delivery]
+        rec.emit(MessageSent(text=text, redelivery=redelivery))
         rec.state.messages_sent += 1
-        try:
-            await asyncio.wait_for(self.adapter.send_message(text), settings.agent_reply_timeout)
-        except TimeoutError:
-            raise AdapterError(
-                f"the agent did not take the message within {settings.agent_reply_timeout:g} s"
-            ) from None
+        if redelivery != "collected":
+            try:
+                await asyncio.wait_for(self.adapter.send_message(text), settings.agent_reply_timeout)
+            except TimeoutError:
+                raise AdapterError(
+                    f"the agent did not take the message within {settings.agent_reply_timeout:g} s"
+                ) from None
         replies: list[str] = []
         started = last = monotonic()
         while True:

@@ -33,6 +33,10 @@ class AgentMessage(BaseModel):
     time: str = ""  # the run's clock (ISO) when the reply arrived: virtual time in multi-day scenarios
 
 
+Delivery = Literal["replied", "unanswered", "absent", "unknown"]
+"""Whether a message sent before a kill or a timeout reached the agent (``AgentAdapter.check_delivery``)."""
+
+
 class Observation(BaseModel):
     """Something the adapter saw inside the agent: it goes to the report, never into grades."""
 
@@ -181,6 +185,16 @@ class AgentAdapter(ABC):
         """Sleeping or thinking, plus the observations made since the last call. Default: ``None`` (the
         adapter cannot tell; the engine then takes a few seconds of silence as the end of a reply)."""
         return None
+
+    async def check_delivery(self, text: str) -> Delivery:
+        """Before ``text`` is sent again (it was in flight when the engine was killed or the agent timed out):
+        did it reach the agent? ``"replied"``: it did and the answer is recorded (``get_responses`` returns
+        it; the engine only collects); ``"unanswered"``: it did but was never answered (sent again, it is
+        there twice, and the transcript says so); ``"absent"``: it never arrived (sent as usual);
+        ``"unknown"``: the adapter cannot tell (sent again, marked possibly duplicated). Default:
+        ``"unknown"``; an adapter whose conversation lives in ``export_state`` returns ``"absent"`` (the
+        checkpoint it resumed from predates the send)."""
+        return "unknown"
 
     async def close(self) -> None:
         """Release processes and ports; called in ``finally`` and before a revive. The agent's memory stays

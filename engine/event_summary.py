@@ -31,6 +31,13 @@ def _args(arguments: dict[str, object]) -> str:
     return ", ".join(parts)
 
 
+REDELIVERY_NOTES = {
+    "collected": "had arrived: reply collected, not sent again",
+    "duplicated": "sent again: twice in the agent's session",
+    "possibly_duplicated": "sent again: possibly twice",
+}
+
+
 def summary_parts(event: Event) -> list[Part]:
     """The event's one-line summary as tagged parts (messages: their first line), control characters escaped."""
     return [(printable(text, newlines=False), role) for text, role in _raw_parts(event)]
@@ -40,6 +47,10 @@ def _raw_parts(event: Event) -> list[Part]:
     match event.kind:
         case "phase_started":
             return [(f"Phase {event.index + 1}/{event.total} · {event.chapter} · {event.title}", "plain")]
+        case "message_sent" if event.redelivery:
+            text = event.text.strip()
+            note = REDELIVERY_NOTES[event.redelivery]
+            return [(f"[{note}] ", "error"), (text.splitlines()[0] if text else "", "plain")]
         case "persona_thinking" | "message_sent" | "agent_replied":
             text = event.text.strip()
             return [(text.splitlines()[0] if text else "", "plain")]

@@ -75,11 +75,19 @@ class ToolCalled(_Event):
     error: bool = False  # the call was refused: result starts with "ERROR:"
 
 
+Redelivery = Literal["", "collected", "duplicated", "possibly_duplicated"]
+
+
 class MessageSent(_Event):
     """👤 a persona message delivered to the agent."""
 
     kind: Literal["message_sent"] = "message_sent"
     text: str  # exactly what the agent received
+    # a message in flight at a kill or a timeout, checked with the agent before it went again:
+    # "" a first send (or it never arrived); "collected" it had arrived and was answered: not sent again;
+    # "duplicated" it had arrived unanswered: sent again, it is twice in the agent's session;
+    # "possibly_duplicated" the agent cannot say: sent again
+    redelivery: Redelivery = ""
 
 
 class AgentReplied(_Event):

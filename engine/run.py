@@ -85,6 +85,7 @@ class Run:
         self._tools = tool_schemas(virtual_time)
         self._slips = hooks.SlipStreak()  # consecutive persona turns that did nothing
         self._phase_started_by_call = False
+        self._in_flight = False  # the next send_message may already be with the agent (see AgentChannel)
         self.termination: TerminationReason | None = None
 
     # ---- events and saving (the recorder) -----------------------------------------------------
@@ -263,8 +264,10 @@ class Run:
 
     async def _step(self) -> None:
         pending = pending_tool_calls(self.state.persona_messages)
-        if pending:
+        if pending:  # left by a kill or a failure: a message among them may already be with the agent
+            self._in_flight = True
             await self._execute_tool_calls(pending)
+            self._in_flight = False
             return
         system = self._system_prompt()
         self._maybe_compact(system)
@@ -328,7 +331,8 @@ class Run:
     # ---- tools the run provides (ToolHost) ---------------------------------------------------
 
     async def tool_send_message(self, text: str) -> str:
-        return await self.agent.deliver(text)
+        in_flight, self._in_flight = self._in_flight, False  # only the first send of a pending batch
+        return await self.agent.deliver(text, in_flight)
 
     async def tool_next_phase(self, force: bool = False) -> str:
         if not force:

@@ -1,7 +1,7 @@
 """Scripted in-process test agents: a context that a new session clears and a long-term memory.
 
 Named in test configs as ``fixture_agents:ForgetfulAgent`` (an outside adapter, ``package.module:Class``);
-``FlakyAgent`` and ``BuggyAgent`` fail on purpose, ``ClockAgent`` and ``NoStatusAgent`` follow virtual time,
+``FlakyAgent``, ``LateAgent`` and ``BuggyAgent`` fail on purpose, ``ClockAgent`` and ``NoStatusAgent`` follow virtual time,
 ``HostileAgent`` replies with escape sequences, markup, a lone surrogate and one huge reply.
 """
 
@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from adapters.base import AdapterContext, AdapterError, AgentAdapter, AgentMessage, AgentStatus, Observation
+from adapters.base import (
+    AdapterContext,
+    AdapterError,
+    AgentAdapter,
+    AgentMessage,
+    AgentStatus,
+    Delivery,
+    Observation,
+)
 from engine.models.base import Message
 from engine.models.scripted_recall import answer
 
@@ -87,6 +95,39 @@ class FlakyAgent(ForgetfulAgent):
         if not self.alive:
             raise AdapterError("flaky: the agent process crashed")
         await super().send_message(text)
+
+
+class LateAgent(ForgetfulAgent):
+    """Its 4th message reaches it but the engine hears nothing (a timeout, a kill): with ``lost: "reply"`` it
+    answered (the answer kept in its own session), with ``lost: "store"`` it was killed before answering.
+    ``check_delivery`` reads its own session, as the real adapters do."""
+
+    name: ClassVar[str] = "late"
+
+    def __init__(self, ctx: AdapterContext) -> None:
+        self.lost = str(ctx.options.pop("lost", "reply"))
+        super().__init__(ctx)
+        self.session: list[tuple[str, str]] = []  # what the agent itself holds, (role, text)
+        self.checked: list[str] = []
+
+    async def send_message(self, text: str) -> None:
+        self.session.append(("user", text))
+        if self.received == 3 and self.sessions == 1:
+            if self.lost == "reply":
+                await super().send_message(text)
+                self.session.append(("assistant", self.replies[-1].text))
+            else:
+                self.received += 1
+            raise AdapterError("late: no reply within the timeout")
+        await super().send_message(text)
+        self.session.append(("assistant", self.replies[-1].text))
+
+    async def check_delivery(self, text: str) -> Delivery:
+        self.checked.append(text)
+        users = [i for i, (role, _) in enumerate(self.session) if role == "user"]
+        if not users or self.session[users[-1]][1] != text:
+            return "absent"
+        return "replied" if users[-1] + 1 < len(self.session) else "unanswered"
 
 
 class BuggyAgent(ForgetfulAgent):

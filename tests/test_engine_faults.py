@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from engine_helpers import FORGETFUL, events, kinds, make_config, play
 
+from engine.event_summary import summary
 from engine.events import TerminationReason
 from engine.models.server import start_server
 
@@ -147,3 +148,52 @@ async def test_a_crashed_run_is_reported_with_its_coverage_audit(tmp_path: Path)
     assert "Check coverage: 0/5" in report and "Not graded: 1.1, 2.1, 2.2, 2.3, 2.4" in report
     assert "Incomplete: crashed" in report
     assert any(e.fatal and "adapter bug" in e.message for e in kinds(events(config, "r"), "error"))
+
+
+# --- a message in flight at a failure: checked with the agent before it goes again (issue 11, finding 12) ---
+
+
+def _user_messages(session: list[tuple[str, str]]) -> list[str]:
+    return [text for role, text in session if role == "user"]
+
+
+async def test_a_message_the_agent_answered_before_a_timeout_is_collected_not_sent_again(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    baseline = make_config(tmp_path / "a", {"r": {"benchmark": "full", "agent": FORGETFUL}})
+    expected = {k: e.score for k, e in (await play(baseline, "r")).state.evaluations.items()}
+    late = {"benchmark": "full", "agent": "fixture_agents:LateAgent", "lost": "reply"}
+    config = make_config(tmp_path / "b", {"r": late})
+    run = await play(config, "r")
+    assert run.termination is TerminationReason.FINISHED
+    sent = kinds(events(config, "r"), "message_sent")
+    assert [e.redelivery for e in sent if e.redelivery] == ["collected"]
+    assert run.adapter.checked == [next(e.text for e in sent if e.redelivery)]  # type: ignore[attr-defined]
+    users = _user_messages(run.adapter.session)  # type: ignore[attr-defined]
+    # the failed attempt and the collected one are one message in the agent's session: it holds each once
+    assert users == [e.text for e in sent if e.redelivery != "collected"]
+    assert len(users) == len(sent) - 1
+    assert {k: e.score for k, e in run.state.evaluations.items()} == expected
+
+
+async def test_a_message_that_arrived_unanswered_is_sent_again_and_marked_duplicated(tmp_path: Path) -> None:
+    late = {"benchmark": "full", "agent": "fixture_agents:LateAgent", "lost": "store"}
+    config = make_config(tmp_path, {"r": late})
+    run = await play(config, "r")
+    assert run.termination is TerminationReason.FINISHED
+    evts = events(config, "r")
+    marked = [e for e in kinds(evts, "message_sent") if e.redelivery]
+    assert [e.redelivery for e in marked] == ["duplicated"]
+    users = _user_messages(run.adapter.session)  # type: ignore[attr-defined]
+    assert users == [e.text for e in kinds(evts, "message_sent")]  # the attempt and the one sent again
+    assert users.count(marked[0].text) == 2
+    assert "sent again: twice in the agent's session" in summary(marked[0])
+
+
+async def test_an_agent_that_cannot_check_gets_the_message_again_marked_possibly_duplicated(
+    tmp_path: Path,
+) -> None:
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": "fixture_agents:FlakyAgent"}})
+    await play(config, "r")
+    marked = [e.redelivery for e in kinds(events(config, "r"), "message_sent") if e.redelivery]
+    assert marked == ["possibly_duplicated"]  # the default check_delivery cannot tell
