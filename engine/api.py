@@ -11,7 +11,7 @@ from typing import Protocol
 from pydantic import BaseModel, Field
 
 from engine.benchmark.model import Check, Fact
-from engine.commands import Command
+from engine.commands import Command, CommandResult
 from engine.events import Event, RunStatus
 
 __all__ = ["CheckView", "EngineApi", "Observer", "RunStatus", "RunView"]
@@ -38,6 +38,10 @@ class RunView(BaseModel):
     phase_text: str = ""  # as the persona saw it (templates rendered)
     checks: list[CheckView] = Field(default_factory=list)  # of the current phase
     untold: dict[str, list[Fact]] = Field(default_factory=dict)  # loaded sheet -> untold live facts
+    facts: dict[str, list[Fact]] = Field(
+        default_factory=dict
+    )  # loaded sheet -> its live facts (current text)
+    agent_sessions: bool = True  # the agent really starts a new session (its context cleared) on request
     gates: list[str] = Field(default_factory=list)  # what next_phase is waiting for now ("" when open)
     evaluations: int = 0
     average: float | None = None
@@ -62,5 +66,5 @@ class EngineApi(Protocol):
     def add_observer(self, observer: Observer) -> None: ...
     async def start(self, run_id: str) -> None: ...  # start or resume from state.json
     async def restart(self, run_id: str) -> None: ...  # delete results/<id> and start from scratch
-    def command(self, run_id: str, command: Command) -> None: ...  # applied between persona turns
+    async def command(self, run_id: str, command: Command) -> CommandResult: ...  # once applied
     async def stop_all(self) -> None: ...  # stop every run cleanly, state saved

@@ -51,3 +51,10 @@ Command = Annotated[
     Pause | Resume | NextPhase | EditFact | AddFact | NewSession | PersonaNote,
     Field(discriminator="kind"),
 ]
+
+
+class CommandResult(BaseModel):
+    """What became of a command, in the engine's words: done (``ok``) or refused, and why."""
+
+    ok: bool
+    message: str

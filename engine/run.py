@@ -17,7 +17,7 @@ from engine.agent_channel import REPLY_PREFIX, AgentChannel
 from engine.agents import AdapterError
 from engine.api import Observer
 from engine.benchmark.model import Phase
-from engine.commands import Command
+from engine.commands import Command, CommandResult
 from engine.events import (
     ErrorOccurred,
     ErrorWhere,
@@ -394,6 +394,6 @@ class Run:
             self.emit(event)
             self.save()
 
-    def command(self, command: Command) -> None:
-        """A front end's command: applied between persona turns (``engine.operator``)."""
-        self.operator.command(command)
+    def command(self, command: Command) -> asyncio.Future[CommandResult]:
+        """A front end's command: applied between persona turns (``engine.operator``); what became of it."""
+        return self.operator.command(command)

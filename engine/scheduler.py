@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from engine.api import CheckView, Observer, RunView
 from engine.build import BuildError, build_run, load_run_benchmark
 from engine.clock import Clock
-from engine.commands import Command
+from engine.commands import Command, CommandResult, Resume
 from engine.config import Config
 from engine.events import ErrorOccurred, Event, TerminationReason
 from engine.phases import gate_problems
@@ -90,10 +90,22 @@ class Scheduler:
         self.slots[run_id] = _Slot()
         await self.start(run_id)
 
-    def command(self, run_id: str, command: Command) -> None:
+    async def command(self, run_id: str, command: Command) -> CommandResult:
+        """Apply ``command`` to a run and say what became of it (waits until the run has applied it: at the
+        end of the persona's current turn). A resume of a run that is not playing starts it again."""
         run = self.slots[run_id].run
         if run is not None and self.running(run_id):
-            run.command(command)
+            return await run.command(command)
+        view = self.view(run_id)
+        if view.owner:
+            return CommandResult(ok=False, message=f"{run_id} is played by {view.owner}")
+        if isinstance(command, Resume) and view.status != "finished":
+            await self.start(run_id)
+            if not self.running(run_id):
+                return CommandResult(ok=False, message=self.slots[run_id].error or "it did not start")
+            return CommandResult(ok=True, message="resumed from its last checkpoint")
+        why = "has finished" if view.status == "finished" else f"is not playing ({view.status})"
+        return CommandResult(ok=False, message=f"{run_id} {why}: nothing was changed")
 
     async def stop(self, run_id: str) -> None:
         task = self.slots[run_id].task
@@ -237,6 +249,8 @@ def run_view(run: Run, running: bool = True) -> RunView:
             for c in phase.checks
         ],
         untold={k: v for k, v in untold.items() if v},
+        facts={name: sheet.live_facts() for name, sheet in state.sheets.items()},
+        agent_sessions=run.adapter.supports_new_conversation,
         gates=[] if state.finished else gate_problems(state, bench, run.clock.now()),
         evaluations=len(evaluations),
         average=sum(e.effective for e in evaluations) / len(evaluations) if evaluations else None,

@@ -107,3 +107,42 @@ async def test_an_edited_phase_not_yet_started_is_picked_up_and_a_broken_edit_is
     assert (await scheduler.wait(["r"]))["r"] is TerminationReason.FINISHED
     said = [e.text for e in kinds(events(config, "r"), "message_sent")]
     assert any("long trip to Skye" in text for text in said)
+
+
+async def test_every_command_says_what_became_of_it(tmp_path: Path) -> None:
+    config = make_config(
+        tmp_path,
+        {"r": {"benchmark": "full", "agent": FORGETFUL}, "c": {"benchmark": "full", "agent": "chatbot"}},
+    )
+    scheduler = Scheduler(config, tune=fast)
+    await scheduler.start("r")
+    assert (await scheduler.command("r", Resume())).ok is False  # not paused: said so, nothing queued
+    paused = await scheduler.command("r", Pause())
+    assert paused.ok and "paused" in paused.message
+    refused = await scheduler.command("r", EditFact(sheet="pets", fact_id="9.9", text="x"))
+    assert not refused.ok and "no fact 9.9" in refused.message
+    gated = await scheduler.command("r", NextPhase())
+    assert not gated.ok and "untold facts" in gated.message
+    edited = await scheduler.command(
+        "r", EditFact(sheet="pets", fact_id="1.3", text="Rex's vet is Dr Morgan")
+    )
+    assert edited.ok and "now: Rex's vet is Dr Morgan" in edited.message
+    assert (await scheduler.command("r", Resume())).message == "resumed"
+    assert (await scheduler.wait(["r"]))["r"] is TerminationReason.FINISHED
+    late = await scheduler.command("r", PersonaNote(text="too late"))
+    assert not late.ok and "has finished" in late.message
+
+    await scheduler.start("c")  # the chatbot has no sessions: the operator is told what really happens
+    await scheduler.command("c", Pause())
+    switched = await scheduler.command("c", NewSession())
+    assert switched.ok and "has no sessions" in switched.message
+    await scheduler.stop_all()
+
+
+async def test_resume_of_a_run_that_is_not_playing_starts_it_from_its_checkpoint(tmp_path: Path) -> None:
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL}})
+    scheduler = Scheduler(config, tune=fast)
+    assert not (await scheduler.command("r", Pause())).ok  # never started: nothing to pause
+    resumed = await scheduler.command("r", Resume())
+    assert resumed.ok and scheduler.running("r")
+    assert (await scheduler.wait(["r"]))["r"] is TerminationReason.FINISHED

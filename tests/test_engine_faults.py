@@ -157,7 +157,9 @@ def _user_messages(session: list[tuple[str, str]]) -> list[str]:
     return [text for role, text in session if role == "user"]
 
 
-async def test_a_message_the_agent_answered_before_a_timeout_is_collected_not_sent_again(tmp_path: Path) -> None:
+async def test_a_message_the_agent_answered_before_a_timeout_is_collected_not_sent_again(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     baseline = make_config(tmp_path / "a", {"r": {"benchmark": "full", "agent": FORGETFUL}})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual.widgets import Input, Static
 from tui_fakes import Scene, settle
 
 from engine.commands import AddFact, EditFact, NewSession, NextPhase, Pause, PersonaNote, Resume
@@ -197,3 +198,32 @@ async def test_t_switches_between_dark_and_light_themes(scene: Scene) -> None:
         assert app.theme != first and app.theme in ("textual-light", "textual-dark")
         await pilot.press("t")
         assert app.theme == ("textual-dark" if first == "textual-dark" else app.theme)
+
+
+async def test_a_refused_command_is_an_error_toast_with_the_engines_reason(scene: Scene) -> None:
+    scene.engine.refusals["edit_fact"] = "the run has finished: there is no live sheet"
+    app = scene.app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("e", *"family", "tab", *"2.4", "tab", *"Tom is allergic to nuts", "enter")
+        await pilot.pause()
+        toasts = [(n.title, n.message, n.severity) for n in app._notifications]
+        assert (
+            "chatbot-1: Edit fact refused",
+            "the run has finished: there is no live sheet",
+            "error",
+        ) in toasts
+        assert not any("sent" in message for _, message, _ in toasts)
+
+
+async def test_the_fact_editor_shows_and_fills_in_the_current_text_and_refuses_unknown_ids(
+    scene: Scene,
+) -> None:
+    app = scene.app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("e", *"family", "tab", *"2.4")
+        screen = app.screen
+        assert isinstance(screen, FactEditorScreen)
+        assert screen.query_one("#fact-text", Input).value == "Tom is allergic to peanuts"
+        await pilot.press("backspace", "9", "tab", "ctrl+s")
+        assert "family has no fact 2.9" in str(screen.query_one("#fact-error", Static).render())
+        assert scene.engine.commands == []

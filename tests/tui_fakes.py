@@ -19,7 +19,7 @@ from textual.pilot import Pilot
 
 from engine.api import CheckView, Observer, RunView
 from engine.benchmark.model import Check, Fact
-from engine.commands import Command
+from engine.commands import Command, CommandResult
 from engine.config import Config
 from engine.events import (
     AgentCompacted,
@@ -48,6 +48,7 @@ class FakeEngine:
         self.views: dict[str, RunView] = {view.run_id: view for view in views or []}
         self.observers: list[Observer] = []
         self.commands: list[tuple[str, Command]] = []
+        self.refusals: dict[str, str] = {}  # command kind -> the engine's reason to refuse it
         self.started: list[str] = []
         self.restarted: list[str] = []
         self.reloaded: list[Config] = []
@@ -80,10 +81,14 @@ class FakeEngine:
         self.set_status(run_id, "running")
         await asyncio.sleep(0)
 
-    def command(self, run_id: str, command: Command) -> None:
+    async def command(self, run_id: str, command: Command) -> CommandResult:
         if run_id not in self.views:
             raise KeyError(run_id)
         self.commands.append((run_id, command))
+        refusal = self.refusals.get(command.kind)
+        if refusal is not None:
+            self.emit(run_id, OperatorActed(action=command.kind, detail=f"refused: {refusal}"))
+            return CommandResult(ok=False, message=refusal)
         detail = json.dumps(command.model_dump(exclude={"kind"}), ensure_ascii=False)
         self.emit(run_id, OperatorActed(action=command.kind, detail=detail))
         if command.kind == "pause":
@@ -93,6 +98,7 @@ class FakeEngine:
         elif command.kind == "next_phase":
             view = self.views[run_id]
             self.views[run_id] = view.model_copy(update={"phase_index": view.phase_index + 1, "gates": []})
+        return CommandResult(ok=True, message=f"{command.kind} applied")
 
     async def stop_all(self) -> None:
         self.stop_all_calls += 1
@@ -195,6 +201,10 @@ def _view(
         phase_text=_PHASE_TEXT,
         checks=checks,
         untold=untold,
+        facts={
+            "family": [Fact(id="2.1", text="Lena's birthday is March 14"), *untold["family"]],
+            "car": [Fact(id="1.1", text="The car is insured with Aviva"), *untold["car"]],
+        },
         gates=["untold facts of family: 2.3, 2.4"] if status == "running" else [],
         evaluations=evaluations,
         average=average,

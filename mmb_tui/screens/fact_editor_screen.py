@@ -1,9 +1,13 @@
-"""Edit a fact of a live sheet, or add one: sheet, id or category, text. Dismisses with a command."""
+"""Edit a fact of a live sheet, or add one: sheet, id or category, text. Dismisses with a command.
+
+The sheet must be one of the run's live sheets; a fact id must exist in it, and picking one fills in its current
+text (shown above the field too), so an edit starts from what the persona has now."""
 
 from __future__ import annotations
 
 import re
 
+from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -11,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Static
 
+from engine.benchmark.model import Fact
 from engine.commands import AddFact, EditFact
 
 _FACT_ID = re.compile(r"^\d+\.\d+$")
@@ -25,10 +30,20 @@ class FactEditorScreen(ModalScreen[EditFact | AddFact | None]):
         Binding("ctrl+s", "save", "Save"),
     ]
 
-    def __init__(self, run_id: str, sheets: list[str], *, fact_id: str = "", text: str = "") -> None:
+    def __init__(
+        self,
+        run_id: str,
+        facts: dict[str, list[Fact]],
+        *,
+        loaded: list[str] | None = None,
+        fact_id: str = "",
+        text: str = "",
+    ) -> None:
         super().__init__(classes="dialog-screen")
         self.run_id = run_id
-        self.sheets = sheets
+        self.facts = facts  # live sheet -> its live facts
+        self.sheets = sorted(facts)
+        self.default_sheet = next(iter(loaded or []), self.sheets[0] if self.sheets else "")
         self._fact_id = fact_id
         self._text = text
 
@@ -37,13 +52,14 @@ class FactEditorScreen(ModalScreen[EditFact | AddFact | None]):
             yield Static(f"Edit or add a fact — [b]{self.run_id}[/b]", classes="dialog-title")
             yield Label("Sheet")
             yield Input(
-                self.sheets[0] if self.sheets else "",
+                self.default_sheet,
                 placeholder="family",
                 id="fact-sheet",
                 suggester=SuggestFromList(self.sheets, case_sensitive=False),
             )
             yield Label("Fact id to edit (1.2) or category number to add to (3)")
             yield Input(self._fact_id, placeholder="1.2", id="fact-id")
+            yield Static("", id="fact-current", classes="form-hint")
             yield Label("Text (— deletes the fact)")
             yield Input(self._text, placeholder="Lena's birthday — March 14", id="fact-text")
             yield Static("", id="fact-error", classes="form-error")
@@ -57,14 +73,33 @@ class FactEditorScreen(ModalScreen[EditFact | AddFact | None]):
     def _value(self, field: str) -> str:
         return self.query_one(f"#{field}", Input).value.strip()
 
+    def current(self) -> Fact | None:
+        """The fact the sheet and id fields name, if the sheet has it."""
+        fact_id = self._value("fact-id")
+        return next((f for f in self.facts.get(self._value("fact-sheet"), []) if f.id == fact_id), None)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id not in ("fact-sheet", "fact-id"):
+            return
+        fact = self.current()
+        hint = self.query_one("#fact-current", Static)
+        hint.update(f"Now: {escape(fact.text)}" if fact is not None else "")
+        if fact is not None:
+            self.query_one("#fact-text", Input).value = fact.text
+
     def build_command(self) -> EditFact | AddFact | str:
         """The command the form describes, or a one-line error."""
         sheet, fact_id, text = self._value("fact-sheet"), self._value("fact-id"), self._value("fact-text")
         if not sheet:
             return "Name the sheet (e.g. family)."
+        if sheet not in self.facts:
+            return f"No sheet {sheet!r}; the run has {', '.join(self.sheets) or 'none'}."
         if not text:
             return "Write the fact's text (— deletes it)."
         if _FACT_ID.match(fact_id):
+            if self.current() is None:
+                ids = ", ".join(f.id for f in self.facts[sheet])
+                return f"{sheet} has no fact {fact_id} (it has {ids}); a category number adds one."
             return EditFact(sheet=sheet, fact_id=fact_id, text=text)
         if _CATEGORY.match(fact_id):
             return AddFact(sheet=sheet, category=int(fact_id), text=text)

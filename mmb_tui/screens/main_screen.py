@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +26,7 @@ from mmb_tui.widgets.run_column import RunColumn
 from mmb_tui.widgets.runs_table import RunsTable
 
 log = logging.getLogger(__name__)
+QUEUED_NOTICE_AFTER = 0.5  # seconds: a command not applied by then is shown as queued
 
 WIDE = 160  # columns from which transcripts go side by side
 MIN_COLUMN = 48  # narrowest transcript column in the split view
@@ -226,14 +228,28 @@ class MainScreen(Screen[None]):
             self.notify("No run selected.", severity="warning")
         return view
 
-    def send(self, run_id: str, command: Command, done: str) -> None:
+    def send(self, run_id: str, command: Command, what: str) -> None:
+        """Send ``command``; the toast says what the engine did with it (an error toast with its reason when
+        refused), and "queued" first when the run applies it only after the persona's current turn."""
+        self.app.run_worker(
+            self._send(run_id, command, what), name=f"{command.kind} {run_id}", exit_on_error=False
+        )
+
+    async def _send(self, run_id: str, command: Command, what: str) -> None:
+        task = asyncio.ensure_future(self.engine.command(run_id, command))
+        done, _ = await asyncio.wait({task}, timeout=QUEUED_NOTICE_AFTER)
+        if not done:
+            self.notify(f"{what}: queued, applied when the persona's current turn ends", title=run_id)
         try:
-            self.engine.command(run_id, command)
+            result = await task
         except Exception as exc:
             log.exception("command %s to %s failed", command.kind, run_id)
-            self.notify(f"{run_id}: {exc}", title="Command refused", severity="error")
+            self.notify(f"{exc}", title=f"{run_id}: {what} failed", severity="error")
             return
-        self.notify(done, title=run_id)
+        if result.ok:
+            self.notify(result.message, title=f"{run_id}: {what}")
+        else:
+            self.notify(result.message, title=f"{run_id}: {what} refused", severity="error")
         self._dirty = True
 
     def _confirm(self, question: str, then: Callable[[], None], *, yes: str = "Yes") -> None:
@@ -263,10 +279,10 @@ class MainScreen(Screen[None]):
         view = self._need_run()
         if view is None:
             return
-        if view.status == "paused":
-            self.send(view.run_id, Resume(), "Resume sent")
-        elif view.status in ("running", "waiting"):
-            self.send(view.run_id, Pause(), "Pause requested: the run stops before the persona's next turn")
+        if view.status in ("paused", "waiting"):  # a waiting run is resumed from its checkpoint
+            self.send(view.run_id, Resume(), "Resume")
+        elif view.status == "running":
+            self.send(view.run_id, Pause(), "Pause")
         else:
             self.notify(
                 f"{view.run_id} is {view.status}: nothing to pause (s starts it).", severity="warning"
@@ -298,12 +314,12 @@ class MainScreen(Screen[None]):
             return
         gates = [gate for gate in view.gates if gate]
         if not gates:
-            self.send(view.run_id, NextPhase(), "Next phase requested")
+            self.send(view.run_id, NextPhase(), "Next phase")
             return
         listed = "\n".join(f"  • {gate}" for gate in gates)
         self._confirm(
             f"The next phase of [b]{view.run_id}[/b] is gated:\n{listed}\n\nOverride the gates and move on?",
-            lambda: self.send(view.run_id, NextPhase(force=True), "Next phase forced (gates overridden)"),
+            lambda: self.send(view.run_id, NextPhase(force=True), "Next phase (gates overridden)"),
             yes="Override",
         )
 
@@ -314,18 +330,29 @@ class MainScreen(Screen[None]):
 
         def edited(command: Command | None) -> None:
             if command is not None:
-                self.send(view.run_id, command, f"{command.kind.replace('_', ' ')} sent")
+                self.send(view.run_id, command, "Edit fact" if command.kind == "edit_fact" else "Add fact")
 
-        self.app.push_screen(FactEditorScreen(view.run_id, sorted(view.untold)), edited)
+        if view.status == "finished":
+            self.notify(f"{view.run_id} has finished: there is no live sheet to edit.", severity="warning")
+            return
+        if not view.facts:
+            self.notify(f"{view.run_id} has not started: it has no live sheet yet.", severity="warning")
+            return
+        self.app.push_screen(FactEditorScreen(view.run_id, view.facts, loaded=sorted(view.untold)), edited)
 
     def action_new_session(self) -> None:
         view = self._need_run()
         if view is None:
             return
+        effect = (
+            "Its context is cleared; its long-term memory is kept."
+            if view.agent_sessions
+            else f"{view.agent} has no sessions: its context stays as it is; the persona is told of a new "
+            "session all the same."
+        )
         self._confirm(
-            f"Switch the agent of [b]{view.run_id}[/b] to a new session?\n\n"
-            "Its context is cleared; its long-term memory is kept.",
-            lambda: self.send(view.run_id, NewSession(), "New session requested"),
+            f"Switch the agent of [b]{view.run_id}[/b] to a new session?\n\n{effect}",
+            lambda: self.send(view.run_id, NewSession(), "New session"),
         )
 
     def action_note(self) -> None:
@@ -335,7 +362,7 @@ class MainScreen(Screen[None]):
 
         def written(text: str | None) -> None:
             if text:
-                self.send(view.run_id, PersonaNote(text=text), "Note queued for the persona")
+                self.send(view.run_id, PersonaNote(text=text), "Note")
 
         self.app.push_screen(NoteScreen(view.run_id), written)
 

@@ -1,8 +1,14 @@
-"""What the real-agent integration tests share: an adapter factory that always cleans up, ``ask``, and the
-checks of the box an agent runs in (its environment, its processes)."""
+"""What the real-agent integration tests share: an adapter factory that always cleans up, ``ask``, the
+checks of the box an agent runs in (its environment, its processes), and a reader of the user messages an
+agent keeps in its own store (``stored_user_messages``)."""
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import json
+import sqlite3
+import subprocess
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -10,6 +16,7 @@ from typing import Any, TypeVar
 import pytest
 
 from adapters.base import AdapterContext, AdapterError
+from adapters.install import node_bin_dir
 from adapters.local_agent import LocalAgentAdapter
 from engine.clock import Clock
 
@@ -118,3 +125,89 @@ async def check_delivery_scenario(factory: Callable[..., LocalAgentAdapter]) -> 
     assert await resumed.check_delivery("My favourite colour is teal.") == "unanswered"
     session = await resumed.session_messages()
     assert session is not None and session[-1] == ("user", "My favourite colour is teal.")
+
+
+# --- the agent's own store -------------------------------------------------------------------------
+
+
+def stored_user_messages(agent: str, home: Path) -> list[str]:
+    """Every user message ``agent`` keeps in its own store under its ``home`` (``run_dir/agent/home``), all
+    its sessions and conversations, oldest first; read from the database, not through the agent (which
+    shows only its current session). Call it when the agent is stopped.
+
+    - Hermes: ``state.db``, table ``messages`` (``session_id``, ``role``, ``content``): one row per message,
+      every session id of the run (a new conversation is a new session).
+    - OpenClaw: ``state/agents/*/agent/openclaw-agent.sqlite``, table ``transcript_events``: a user message
+      is an event ``{"type": "message", "message": {"role": "user", "content": ...}}`` (large events are
+      zstd-compressed in ``event_zstd``); its ``sessions.reset`` keeps the same session (a ``reset`` event).
+
+    Raises ``AssertionError`` when the store is missing or holds what this reader cannot see (OpenClaw's cold
+    transcript archives, a compressed event that cannot be inflated): it never under-counts quietly.
+    """
+    if agent == "hermes":
+        return _hermes_user_messages(home / "state.db")
+    if agent == "openclaw":
+        stores = sorted((home / "state" / "agents").glob("*/agent/openclaw-agent.sqlite"))
+        assert stores, f"no OpenClaw transcript database under {home}"
+        return [text for store in stores for text in _openclaw_user_messages(store)]
+    raise ValueError(f"no store reader for agent {agent!r}")
+
+
+def _read_only(path: Path) -> sqlite3.Connection:
+    assert path.is_file(), f"no database at {path}"
+    return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+
+
+def _hermes_user_messages(path: Path) -> list[str]:
+    with contextlib.closing(_read_only(path)) as db:
+        rows = db.execute("SELECT content FROM messages WHERE role = 'user' ORDER BY id").fetchall()
+    return [content if isinstance(content, str) else "" for (content,) in rows]
+
+
+def _openclaw_user_messages(path: Path) -> list[str]:
+    with contextlib.closing(_read_only(path)) as db:
+        archived = db.execute("SELECT count(*) FROM session_transcript_cold_archives").fetchone()[0]
+        assert archived == 0, f"{path}: {archived} cold transcript archive(s) this reader does not open"
+        rows = db.execute(
+            "SELECT event_json, event_zstd FROM transcript_events ORDER BY created_at, session_id, seq"
+        ).fetchall()
+    packed = [blob for event_json, blob in rows if event_json is None]
+    unpacked = iter(_inflate_all(packed))
+    texts = []
+    for event_json, _ in rows:
+        event = json.loads(event_json if event_json is not None else next(unpacked))
+        message = event.get("message") if event.get("type") == "message" else None
+        if isinstance(message, dict) and message.get("role") == "user":
+            texts.append(_text_of(message.get("content")))
+    return texts
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, list):  # content parts: the text ones
+        return "".join(
+            str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"
+        )
+    return content if isinstance(content, str) else ""
+
+
+# zstd (Python 3.11 has none) through the Node installed for OpenClaw: base64 blobs in, UTF-8 texts out
+_INFLATE_ALL_JS = (
+    'const z=require("zlib");const blobs=JSON.parse(require("fs").readFileSync(0,"utf8"));'
+    'process.stdout.write(JSON.stringify(blobs.map(b=>z.zstdDecompressSync(Buffer.from(b,"base64")).toString("utf8"))))'
+)
+
+
+def _inflate_all(blobs: list[bytes]) -> list[str]:
+    if not blobs:
+        return []
+    done = subprocess.run(
+        [str(node_bin_dir() / "node"), "-e", _INFLATE_ALL_JS],
+        input=json.dumps([base64.b64encode(b).decode("ascii") for b in blobs]).encode("ascii"),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, f"could not inflate OpenClaw transcript events: {done.stderr[-2000:]!r}"
+    texts = json.loads(done.stdout)
+    assert isinstance(texts, list) and len(texts) == len(blobs)
+    return [str(text) for text in texts]

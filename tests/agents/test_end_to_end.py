@@ -13,23 +13,27 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_helpers import stored_user_messages
 from engine_helpers import TEST_BENCHMARKS, make_config
 
 from adapters.install import install_hermes, install_openclaw
 from adapters.local_agent import LocalAgentAdapter
 from adapters.process import pid_alive, port_is_free, read_pid_file
 from engine.build import build_run
-from engine.events import TerminationReason
+from engine.events import MessageSent, TerminationReason
 from engine.run_parts import RunSettings
+from engine.transcript import read_events
 
 pytestmark = pytest.mark.agents
 
@@ -179,40 +183,81 @@ def _count(transcript: Path, kind: str) -> int:
     return sum(1 for line in text.splitlines() if f'"kind":"{kind}"' in line.replace(" ", ""))
 
 
+# the copies of a message in the agent's own session that one message_sent event stands for (the transcript is
+# cut back to the last checkpoint on resume: a send in flight at the kill is recorded once, by the resumed run)
+COPIES = {"": 1, "collected": 1, "duplicated": 2}  # "": a first send, or the first never arrived
+
+
+def _sent(transcript: Path) -> list[MessageSent]:
+    return [event for event in read_events(transcript) if isinstance(event, MessageSent)]
+
+
 @pytest.mark.parametrize("agent", AGENTS)
 def test_an_engine_killed_mid_run_leaves_no_agent_and_resumes_the_same(
     agent: str, tmp_path: Path, uninterrupted: Callable[[str], Path]
 ) -> None:
-    expected = _scores(uninterrupted(agent) / "results" / "smoke")
+    """Issue 11: killed with -9 at a random moment (``MMB_KILL_SEED`` replays one), no agent process or port
+    is left; started again, the run ends with the evaluations of an uninterrupted one, and the agent's own
+    store holds every message once, twice only where the transcript says ``duplicated``."""
+    baseline = uninterrupted(agent) / "results" / "smoke"
+    expected = _scores(baseline)
+    sends = [event.text for event in _sent(baseline / "transcript.jsonl")]
+    seed = int(os.environ.get("MMB_KILL_SEED") or time.time_ns() % 1_000_000)
+    rng = random.Random(seed)
+    # after the n-th message_sent appears, then a moment more: before the message reaches the agent, while
+    # the agent works on it, after its reply (before or after the engine's checkpoint) or in the next turns;
+    # the last message without the pause (the run ends right after its reply)
+    after = rng.randint(1, len(sends))
+    pause = round(rng.uniform(0.0, 1.5), 2) if after < len(sends) else 0.0
+    where = f"[{agent}: seed {seed}, killed {pause:g} s after message_sent #{after}; MMB_KILL_SEED={seed} replays it]"
+    print(where)
+
     config = _config(tmp_path, agent)
     run_dir = tmp_path / "results" / "smoke"
     transcript = run_dir / "transcript.jsonl"
     engine = subprocess.Popen(_cli(config), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 600
-        while _count(transcript, "agent_replied") < 2 and engine.poll() is None:
-            assert time.monotonic() < deadline, "the run did not get going"
-            time.sleep(0.1)
-        assert engine.poll() is None, "the run ended before the kill"
+        while _count(transcript, "message_sent") < after and engine.poll() is None:
+            assert time.monotonic() < deadline, f"the run did not get going {where}"
+            time.sleep(0.02)
+        time.sleep(pause)
+        assert engine.poll() is None, f"the run ended before the kill {where}"
         record = read_pid_file(run_dir / "agent" / "agent.pid")
-        assert record is not None and pid_alive(record["pid"])
+        assert record is not None and pid_alive(record["pid"]), where
         port = _agent_port(run_dir, agent)
-        assert not port_is_free(port)
+        assert not port_is_free(port), where
         engine.send_signal(signal.SIGKILL)
         engine.wait(timeout=10)
     finally:
         engine.kill()
         engine.wait()
+    before_kill = [(event.text, event.redelivery) for event in _sent(transcript)]
 
     # the agent goes with its engine: no process, no port
     deadline = time.monotonic() + 15
     while (_processes_under(tmp_path) or not port_is_free(port)) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _processes_under(tmp_path) == []
-    assert port_is_free(port)
+    assert _processes_under(tmp_path) == [], where
+    assert port_is_free(port), where
 
     done = _play(config)  # started again: it resumes from its last checkpoint
-    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
-    assert "ended: finished" in done.stdout
-    assert _scores(run_dir) == expected
-    assert _processes_under(tmp_path) == []
+    assert done.returncode == 0, f"{where}\n{(done.stdout + done.stderr)[-4000:]}"
+    assert "ended: finished" in done.stdout, where
+    assert _scores(run_dir) == expected, where
+    assert _processes_under(tmp_path) == [], where
+
+    # no message twice in the agent's own session unless the transcript marks it
+    sent = _sent(transcript)
+    story = (
+        f"{where}\nmessage_sent before the kill: {before_kill}\n"
+        f"message_sent at the end (text, redelivery): {[(e.text, e.redelivery) for e in sent]}\n"
+        f"user messages in the agent's store: {stored_user_messages(agent, run_dir / 'agent' / 'home')}"
+    )
+    print(story)
+    assert [event.text for event in sent] == sends, story  # the same conversation as without the kill
+    assert all(event.redelivery != "possibly_duplicated" for event in sent), story  # both agents can say
+    copies: Counter[str] = Counter()
+    for event in sent:
+        copies[event.text] += COPIES[event.redelivery]
+    assert Counter(stored_user_messages(agent, run_dir / "agent" / "home")) == copies, story
