@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import json5
 import pytest
 
 from engine.config import ConfigError, parse_config
@@ -15,8 +16,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _demo_config(tmp_path: Path) -> Path:
-    text = (ROOT / "config.jsonc").read_text()
-    (tmp_path / "config.jsonc").write_text(text)
+    """The shipped config with the demo's pace taken out (its latency is for people watching it)."""
+    raw = json5.loads((ROOT / "config.jsonc").read_text())
+    for model in raw["models"].values():
+        model.pop("latency", None)
+    (tmp_path / "config.jsonc").write_text(json.dumps(raw))
     shutil.copytree(ROOT / "benchmarks" / "demo", tmp_path / "benchmarks" / "demo")
     return tmp_path / "config.jsonc"
 
@@ -95,3 +99,13 @@ def test_the_headless_printer_prints_an_error_once_not_again_in_the_status_and_t
     printer.on_event("r", RunEnded(reason=TerminationReason.WAITING, detail=f"persona model: {reason}"))
     assert out.getvalue().count("cannot reach") == 1
     assert "• waiting\n" in out.getvalue() and "run ended: waiting\n" in out.getvalue()
+
+
+def test_the_shipped_demo_plays_at_a_pace_a_person_can_follow() -> None:
+    """About a minute: the scripted models' latency times the calls the demo makes (measured in the run)."""
+    config = parse_config((ROOT / "config.jsonc").read_text(), "config.jsonc", ROOT)
+    demo = config.runs["demo"]
+    persona, agent = config.models[demo.persona or ""], config.models[demo.model]
+    assert persona.model == "scripted/persona" and agent.model == "scripted/recall"
+    # the demo makes ~47 persona calls and ~19 agent calls (65 s measured with the shipped values)
+    assert 40 <= 47 * persona.latency + 19 * agent.latency <= 120
