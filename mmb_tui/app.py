@@ -112,6 +112,7 @@ class MmbApp(App[None]):
         self.main = MainScreen(engine, results_dir, clock_frozen=clock_frozen)
         self._stop_watching = asyncio.Event()
         self._quitting = False
+        self.detached = ""  # why the screen was let go while the runs play on: "key", "hang-up"
         self._observer = _AppObserver(self)
 
     def get_default_screen(self) -> MainScreen:
@@ -219,6 +220,12 @@ class MmbApp(App[None]):
             ),
             answered,
         )
+
+    def action_detach(self) -> None:
+        """Let go of the screen; this process plays its runs on headless (``mmb_tui.session``)."""
+        self.detached = "key"
+        self._stop_watching.set()
+        self.exit()
 
     async def stop_and_exit(self) -> None:
         self._quitting = True

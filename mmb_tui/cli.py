@@ -22,6 +22,9 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run or resume runs of config.jsonc")
     run.add_argument("runs", nargs="+", metavar="RUN-ID")
     run.add_argument("--headless", action="store_true", help="no UI: print events and a progress line")
+    run.add_argument(
+        "--detach", action="store_true", help="play them in a background process; `mmb-tui` watches them"
+    )
     run.add_argument("--config", default=argparse.SUPPRESS)
     validate = sub.add_parser("validate", help="check benchmarks without running them")
     validate.add_argument("benchmarks", nargs="*", metavar="BENCH", help="benchmark folders (default: all)")
@@ -90,6 +93,10 @@ def main(argv: list[str] | None = None) -> int:
                     file=sys.stderr,
                 )
                 return 2
+            if args.detach:
+                from mmb_tui.session import detach_runs
+
+                return detach_runs(config, Path(args.config), args.runs)
             _log_to_file(config)
             if args.headless:
                 from mmb_tui.headless import run_headless
@@ -105,11 +112,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run_app(config: Config, config_path: Path, start: list[str]) -> int:
     from engine.scheduler import Scheduler
-    from mmb_tui.app import make_app
+    from mmb_tui.session import play_app
 
-    app = make_app(Scheduler(config, front_end="tui"), config_path, start=start)
-    app.run()
-    return 0
+    return asyncio.run(play_app(Scheduler(config, front_end="tui"), config_path, start))
 
 
 if __name__ == "__main__":

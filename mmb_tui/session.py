@@ -1,0 +1,84 @@
+"""The app's process: runs outlive the terminal.
+
+The engine is embedded in the app (one asyncio loop). When the terminal goes away (SIGHUP: an SSH drop, a
+closed tmux pane) the screen is let go and the process keeps playing its runs headless until they end,
+logging to ``results/mmb-tui.log``; another ``mmb-tui`` over the same ``results/`` attaches to them (the run
+lock names this process, ``engine/remote.py`` serves each run). ``d`` in the app does the same on purpose.
+``mmb-tui run RUN… --detach`` starts runs in a background process of their own from the start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from engine.config import Config
+from engine.scheduler import Scheduler
+
+log = logging.getLogger(__name__)
+
+
+def _let_go_of_the_terminal() -> None:
+    """Point stdin, stdout and stderr at /dev/null: a dead terminal must never be written to or read."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        try:
+            os.dup2(null, fd)
+        except OSError:
+            pass
+    os.close(null)
+
+
+async def play_app(scheduler: Scheduler, config_path: Path, start: list[str]) -> int:
+    """Run the app over ``scheduler``; when it is left by a hang-up or a detach, play on headless."""
+    from mmb_tui.app import make_app
+
+    app = make_app(scheduler, config_path, start=start)
+    loop = asyncio.get_running_loop()
+
+    def hang_up() -> None:
+        log.warning("the terminal went away (SIGHUP): the runs go on headless")
+        app.detached = "hang-up"
+        _let_go_of_the_terminal()
+        app.exit()
+
+    loop.add_signal_handler(signal.SIGHUP, hang_up)
+    try:
+        await app.run_async()
+    finally:
+        loop.remove_signal_handler(signal.SIGHUP)
+    if not app.detached:
+        return 0
+    playing = [run_id for run_id in scheduler.run_ids() if scheduler.running(run_id)]
+    if app.detached == "key":
+        print(
+            f"mmb-tui: detached; {len(playing)} run(s) go on in this process (pid {os.getpid()}): "
+            f"{', '.join(playing) or 'none'}. Close the terminal when you like; `mmb-tui` attaches to them."
+        )
+    log.info("playing on headless after a %s: %s", app.detached, ", ".join(playing) or "nothing")
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # the terminal may go later too
+    ended = await scheduler.wait(playing)
+    log.info("headless runs ended: %s", ended)
+    return 0
+
+
+def detach_runs(config: Config, config_path: Path, run_ids: list[str]) -> int:
+    """``mmb-tui run RUN… --detach``: play the runs headless in a new background process (its own session,
+    no terminal), output to ``results/mmb-tui.log``; print how to watch it."""
+    results = config.results_path()
+    results.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "mmb_tui.cli", "--config", str(config_path), "run", *run_ids, "--headless"]
+    with open(results / "mmb-tui.log", "ab") as out:
+        process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True
+        )
+    print(
+        f"mmb-tui: {', '.join(run_ids)} playing in the background (pid {process.pid}); "
+        f"output in {results / 'mmb-tui.log'}; `mmb-tui` watches and steers them."
+    )
+    return 0
