@@ -1,0 +1,311 @@
+"""Figures in free text for the rules judge: numbers in any format, number words, units, dates, times and
+blood-pressure-style readings, each with its place in the text and the clause around it.
+
+``5,400``, ``5.400``, ``5 400 $``, ``5400`` and ``five thousand four hundred`` are all 5400 (a lone group of
+three digits after a point or a comma may also be a decimal: both readings are kept). ``28 May``,
+``May 28th, 2026``, ``Thursday, 28 May`` and ``2026-05-28`` are one date (the year is not compared);
+``27:40`` and ``27 min 40 s`` one time; ``142/95`` one reading. Units are folded to one spelling
+(``kilometres`` → ``km``, ``dollars`` → ``$``); a bare number joined to a figure by "or", "and", "by",
+"×" or a dash takes its unit ("either 55 or 50 g": two weights). ``Clauses`` cuts a text at punctuation,
+dashes and "but" (never inside a figure); ``addends`` and ``subset_sum`` add figures up ("5 × $90" is one
+addend, 450).
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import math
+import re
+from dataclasses import dataclass, replace
+
+_MONTHS = "january february march april may june july august september october november december".split()
+_MONTH = (
+    r"(?:january|jan|february|feb|march|mar|april|apr|may|june|jun|july|jul|august|aug|september|sept|sep"
+    r"|october|oct|november|nov|december|dec)\.?"
+)
+WEEKDAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday".split()
+WEEKDAY_SHORT = {"mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun"}
+_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tues|tue|thurs|thur|thu|mon|wed|fri|sat|sun)\.?"
+_ORD = r"(?:st|nd|rd|th)?"
+_DATE = re.compile(
+    rf"\b(?P<iso>(?P<iy>\d{{4}})-(?P<im>\d{{1,2}})-(?P<id>\d{{1,2}}))\b"
+    rf"|\b(?P<num>(?P<n1>\d{{1,2}})[/.](?P<n2>\d{{1,2}})[/.](?P<ny>\d{{4}}))\b"
+    rf"|(?:\b{_WEEKDAY},?\s+)?\b(?:the\s+)?(?P<dd>\d{{1,2}}){_ORD}(?:\s+of)?\s+(?P<dm>{_MONTH})(?![a-z])(?:,?\s+\d{{4}}\b)?"
+    rf"|(?:\b{_WEEKDAY},?\s+)?\b(?P<mm>{_MONTH})(?![a-z])\s+(?:the\s+)?(?P<md>\d{{1,2}}){_ORD}\b(?![:/.,]?\d)(?:,?\s+\d{{4}}\b)?",
+    re.IGNORECASE,
+)
+_TIME = re.compile(
+    r"\b(?P<a>\d{1,2}):(?P<b>\d{2})\b(?!:\d)"
+    r"|\b(?P<m>\d{1,3})\s*(?:minutes?|mins?|m)\s*(?:and\s+)?(?P<s>\d{1,2})\s*(?:seconds?|secs?|s)\b",
+    re.IGNORECASE,
+)
+_READING = re.compile(r"\b(?P<a>\d{2,3})/(?P<b>\d{2,3})\b")
+_CURRENCY = r"[$€£]"
+_CURRENCY_WORD = r"(?:usd|us dollars|dollars?|bucks|eur|euros?)\b"
+_NUMBER = re.compile(
+    rf"(?P<cur>{_CURRENCY})?\s?"
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+(?:,\d+)?"
+    rf"|\d{{1,3}}(?:[ \u00a0\u202f]\d{{3}})+(?=\s?(?:{_CURRENCY}|{_CURRENCY_WORD}))|\d+(?:[.,]\d+)?)"
+    r"(?P<k>k\b)?",
+    re.IGNORECASE,
+)
+_UNITS: dict[str, str] = {
+    "km": "km", "kms": "km", "kilometre": "km", "kilometres": "km", "kilometer": "km", "kilometers": "km",
+    "m²": "m2", "m2": "m2", "sqm": "m2", "sq m": "m2", "sq. m": "m2", "square metres": "m2",
+    "square meters": "m2", "square metre": "m2", "square meter": "m2",
+    "m": "m", "metre": "m", "metres": "m", "meter": "m", "meters": "m",
+    "g": "g", "gram": "g", "grams": "g", "gr": "g", "kg": "kg", "kilo": "kg", "kilos": "kg", "kilograms": "kg",
+    "mg": "mg", "milligrams": "mg", "iu": "iu", "%": "%", "percent": "%",
+    "min": "min", "mins": "min", "minute": "min", "minutes": "min", "h": "h", "hour": "h", "hours": "h",
+    "day": "day", "days": "day", "night": "night", "nights": "night", "bpm": "bpm",
+    "usd": "$", "us dollars": "$", "dollar": "$", "dollars": "$", "bucks": "$", "$": "$",
+    "€": "€", "eur": "€", "euro": "€", "euros": "€", "£": "£",
+}  # fmt: skip
+_UNIT = re.compile(
+    r"\s?(?P<unit>"
+    + "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True))
+    + r")(?![a-z0-9])",
+    re.IGNORECASE,
+)
+_JOINER = re.compile(
+    r"(?:st|nd|rd|th)?\s*(?:,|or|and|to|by|x|×|\*|-|–)?\s*(?:the\s+)?(?:either\s+)?", re.IGNORECASE
+)
+
+_SMALL = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen".split()
+)
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+_WORD = "|".join(_SMALL + _TENS + list(_SCALES))
+_NUMBER_WORDS = re.compile(
+    rf"\b(?:a\s+(?=hundred|thousand))?(?:{_WORD})(?:(?:[\s-]+(?:and\s+)?)(?:{_WORD}))*\b", re.I
+)
+_DURATION = re.compile(r"\b(?:a|one|1)\s+(week|fortnight)\b|\b(\d+)\s+(weeks?|fortnights?)\b", re.IGNORECASE)
+_PRODUCT = re.compile(r"\s*(?:×|x|\*|by|at)\s*", re.IGNORECASE)
+_CLAUSE_BREAK = re.compile(r"[;:!?()\[\]—]|\.(?!\d)|,(?!\d)|\s[–-]\s|\bbut\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure in a text: ``keys`` compare it (several when a format is ambiguous), ``amounts`` add it up."""
+
+    keys: frozenset[str]
+    shape: str  # "$", "km", "m2", …; "date", "time", "reading"; "" for a bare number
+    start: int
+    end: int
+    amounts: tuple[float, ...] = ()
+
+    def same(self, other: Figure) -> bool:
+        return bool(self.keys & other.keys)
+
+
+def number_key(value: float) -> str:
+    return f"{round(value, 6):g}"
+
+
+def _readings(raw: str) -> tuple[float, ...]:
+    """The values a written number may mean: '1,740' is 1740 (or 1.74); '11,5' is 11.5; '7.590' 7590 or 7.59."""
+    if re.fullmatch(r"\d{1,3}(?:,\d{3}){2,}(?:\.\d+)?", raw):
+        return (float(raw.replace(",", "")),)
+    if re.fullmatch(r"\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?", raw):
+        return (float(raw.replace(".", "").replace(",", ".")),)
+    if re.fullmatch(r"\d{1,3}[.,]\d{3}", raw):
+        return float(re.sub(r"[.,]", "", raw)), float(raw.replace(",", "."))
+    if re.fullmatch(r"\d{1,3}(?:,\d{3})+\.\d+", raw):
+        return (float(raw.replace(",", "")),)
+    if re.fullmatch(r"\d{1,3}(?:\.\d{3})+,\d+", raw):
+        return (float(raw.replace(".", "").replace(",", ".")),)
+    return (float(re.sub(r"[\s\u00a0\u202f]", "", raw).replace(",", ".")),)
+
+
+def _words_value(words: str) -> int | None:
+    total = current = 0
+    seen = False
+    for word in re.split(r"[\s-]+", words.lower()):
+        if word in ("and", "a", ""):
+            continue
+        seen = True
+        if word in _SMALL:
+            current += _SMALL.index(word)
+        elif word in _TENS:
+            current += 10 * (_TENS.index(word) + 2)
+        elif word == "hundred":
+            current = max(current, 1) * 100
+        elif word in _SCALES:
+            total += max(current, 1) * _SCALES[word]
+            current = 0
+    return total + current if seen else None
+
+
+def spell_out_numbers(text: str) -> str:
+    """Number words as digits: 'five thousand four hundred' → '5400', 'forty-two' → '42'."""
+
+    def digits(match: re.Match[str]) -> str:
+        value = _words_value(match.group(0))
+        if value is None or match.group(0).lower() == "one":  # "no one", "the one": rarely a figure
+            return match.group(0)
+        return str(value)
+
+    return _NUMBER_WORDS.sub(digits, text)
+
+
+def durations_in_days(text: str) -> str:
+    """'a week', 'one week', '2 weeks', 'a fortnight' → '7 days', '7 days', '14 days', '14 days'."""
+
+    def days(match: re.Match[str]) -> str:
+        if match.group(1):
+            return "7 days" if match.group(1).lower() == "week" else "14 days"
+        per = 7 if match.group(3).lower().startswith("week") else 14
+        return f"{int(match.group(2)) * per} days"
+
+    return _DURATION.sub(days, text)
+
+
+def _month(name: str) -> int:
+    return next(i for i, m in enumerate(_MONTHS, start=1) if m.startswith(name.lower().rstrip(".")[:3]))
+
+
+def _date_keys(match: re.Match[str]) -> frozenset[str]:
+    g = match.groupdict()
+    if g["iso"]:
+        pairs = [(int(g["im"]), int(g["id"]))]
+    elif g["num"]:
+        a, b = int(g["n1"]), int(g["n2"])
+        pairs = [(b, a), (a, b)]
+    elif g["dd"]:
+        pairs = [(_month(g["dm"]), int(g["dd"]))]
+    else:
+        pairs = [(_month(g["mm"]), int(g["md"]))]
+    return frozenset(f"date:{m:02d}-{d:02d}" for m, d in pairs if 1 <= m <= 12 and 1 <= d <= 31)
+
+
+def find_figures(text: str) -> list[Figure]:
+    """Every figure of ``text`` (already spelled out) in reading order."""
+    figures: list[Figure] = []
+    taken = bytearray(len(text))  # characters already part of a figure
+
+    def free(start: int, end: int) -> bool:
+        return not any(taken[start:end])
+
+    def add(figure: Figure) -> None:
+        figures.append(figure)
+        taken[figure.start : figure.end] = b"\x01" * (figure.end - figure.start)
+
+    for m in _DATE.finditer(text):
+        keys = _date_keys(m)
+        if keys:
+            add(Figure(keys, "date", m.start(), m.end()))
+    for m in _TIME.finditer(text):
+        if free(m.start(), m.end()):
+            a, b = (m.group("a"), m.group("b")) if m.group("a") else (m.group("m"), m.group("s"))
+            add(Figure(frozenset({f"time:{int(a)}:{int(b):02d}"}), "time", m.start(), m.end()))
+    for m in _READING.finditer(text):
+        if free(m.start(), m.end()):
+            add(Figure(frozenset({f"reading:{m.group('a')}/{m.group('b')}"}), "reading", m.start(), m.end()))
+    for m in _NUMBER.finditer(text):
+        start = m.start("cur") if m.group("cur") else m.start("num")
+        if not free(start, m.end()) or (start > 0 and (text[start - 1].isalnum() or text[start - 1] == "/")):
+            continue
+        amounts = _readings(m.group("num"))
+        if m.group("k"):
+            amounts = tuple(a * 1000 for a in amounts)
+        end = m.end()
+        shape = "$" if m.group("cur") == "$" else (m.group("cur") or "")
+        unit = _UNIT.match(text, end)
+        if unit is not None:
+            end = unit.end() if not shape or _UNITS[unit.group("unit").lower()] == shape else end
+            shape = shape or _UNITS[unit.group("unit").lower()]
+        add(Figure(frozenset(number_key(a) for a in amounts), shape, start, end, amounts))
+    figures.sort(key=lambda f: f.start)
+    return _inherit_shapes(text, figures)
+
+
+def _joined(text: str, left: Figure, right: Figure) -> bool:
+    gap = text[left.end : right.start]
+    match = _JOINER.fullmatch(gap)
+    return match is not None and len(gap) <= 12
+
+
+def _inherit_shapes(text: str, figures: list[Figure]) -> list[Figure]:
+    """A bare number joined to a figure takes its shape: '55 or 50 g', '5 by 4 m', 'the 9th or 10th of March'."""
+    result = list(figures)
+    for _ in range(2):  # right to left, then left to right
+        for i in range(len(result) - 1, -1, -1):
+            figure = result[i]
+            if figure.shape:
+                continue
+            for j in (i + 1, i - 1):
+                if not 0 <= j < len(result) or not result[j].shape:
+                    continue
+                left, right = (figure, result[j]) if j > i else (result[j], figure)
+                if not _joined(text, left, right):
+                    continue
+                if result[j].shape == "date":
+                    day = int(min(figure.amounts)) if figure.amounts else 0
+                    month = sorted(result[j].keys)[0][5:7]
+                    if 1 <= day <= 31:
+                        result[i] = replace(figure, keys=frozenset({f"date:{month}-{day:02d}"}), shape="date")
+                elif result[j].shape not in ("time", "reading"):
+                    result[i] = replace(figure, shape=result[j].shape)
+                break
+    return result
+
+
+class Clauses:
+    """The clauses of a text: breaks are punctuation, dashes and 'but', never a point or comma inside a figure."""
+
+    def __init__(self, text: str, figures: list[Figure]) -> None:
+        inside = sorted((f.start, f.end) for f in figures)
+        starts = [s for s, _ in inside]
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+        for m in _CLAUSE_BREAK.finditer(text):
+            k = bisect.bisect_right(starts, m.start()) - 1
+            if k >= 0 and inside[k][0] <= m.start() < inside[k][1]:
+                continue
+            self._starts.append(m.start())
+            self._ends.append(m.end())
+        self._length = len(text)
+
+    def around(self, figure: Figure) -> tuple[int, int]:
+        """The span of the clause holding ``figure``."""
+        k = bisect.bisect_right(self._ends, figure.start)
+        start = self._ends[k - 1] if k else 0
+        j = bisect.bisect_left(self._starts, figure.end)
+        end = self._starts[j] if j < len(self._starts) else self._length
+        return start, end
+
+
+def compatible(a: Figure, b: Figure) -> bool:
+    return a.shape == b.shape or not a.shape or not b.shape
+
+
+def close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6)
+
+
+def addends(text: str, figures: list[Figure]) -> list[tuple[list[Figure], float]]:
+    """Figures as addends: 'A × B' (joined by ×, x, by, at) is one term, their product."""
+    terms: list[tuple[list[Figure], float]] = []
+    for figure in figures:
+        if not figure.amounts:
+            continue
+        if terms and _PRODUCT.fullmatch(text[terms[-1][0][-1].end : figure.start]):
+            group, value = terms.pop()
+            terms.append((group + [figure], value * figure.amounts[0]))
+        else:
+            terms.append(([figure], figure.amounts[0]))
+    return terms
+
+
+def subset_sum(terms: list[tuple[list[Figure], float]], total: float) -> list[Figure] | None:
+    """Figures of a set of terms adding up to ``total`` (the largest such set), or None."""
+    if len(terms) > 14:
+        return None
+    for size in range(len(terms), 0, -1):
+        for combo in itertools.combinations(terms, size):
+            if close(sum(value for _, value in combo), total):
+                return [f for group, _ in combo for f in group]
+    return None
