@@ -53,17 +53,32 @@ class AgentChannel:
         already answered is not sent again; one sent again where it may now be twice is marked so."""
         rec, settings = self.rec, self.settings
         stamp = rec.clock.now()
-        delivery = await self.adapter.check_delivery(text) if in_flight else "absent"
-        redelivery = REDELIVERY[delivery]
-        rec.emit(MessageSent(text=text, redelivery=redelivery))
-        rec.state.messages_sent += 1
-        if redelivery != "collected":
-            try:
-                await asyncio.wait_for(self.adapter.send_message(text), settings.agent_reply_timeout)
-            except TimeoutError:
-                raise AdapterError(
-                    f"the agent did not take the message within {settings.agent_reply_timeout:g} s"
-                ) from None
+        with rec.liveness.waiting("agent reply"):
+            delivery = await self.adapter.check_delivery(text) if in_flight else "absent"
+            redelivery = REDELIVERY[delivery]
+            rec.emit(MessageSent(text=text, redelivery=redelivery))
+            rec.state.messages_sent += 1
+            if redelivery != "collected":
+                try:
+                    await asyncio.wait_for(self.adapter.send_message(text), settings.agent_reply_timeout)
+                except TimeoutError:
+                    raise AdapterError(
+                        f"the agent did not take the message within {settings.agent_reply_timeout:g} s"
+                    ) from None
+            replies = await self._collect()
+        keep_exchange(rec.state, text, replies)
+        # the persona gets each reply shortened to the limit (marked); the transcript keeps them whole
+        body = (
+            "\n\n".join(shorten_reply(r, settings.max_reply_chars) for r in replies)
+            if replies
+            else "(no reply)"
+        )
+        when = f" (sent {stamp:%a %d %b %H:%M})" if self.virtual_time else ""
+        return f"{REPLY_PREFIX}{when}\n\n{body}"
+
+    async def _collect(self) -> list[str]:
+        """The agent's replies to the message just sent: until it sleeps or falls quiet after replying."""
+        rec, settings = self.rec, self.settings
         replies: list[str] = []
         started = last = monotonic()
         while True:
@@ -89,15 +104,7 @@ class AgentChannel:
                     break
                 raise AdapterError(f"no reply from the agent within {settings.agent_reply_timeout:g} s")
             await asyncio.sleep(settings.agent_poll_seconds)
-        keep_exchange(rec.state, text, replies)
-        # the persona gets each reply shortened to the limit (marked); the transcript keeps them whole
-        body = (
-            "\n\n".join(shorten_reply(r, settings.max_reply_chars) for r in replies)
-            if replies
-            else "(no reply)"
-        )
-        when = f" (sent {stamp:%a %d %b %H:%M})" if self.virtual_time else ""
-        return f"{REPLY_PREFIX}{when}\n\n{body}"
+        return replies
 
     async def idle(self) -> bool:
         """Whether the agent sleeps: its own word, or no reply activity for a poll interval."""

@@ -98,6 +98,10 @@ def _raw_parts(event: Event) -> list[Part]:
             ]
         case "hook_fired":
             return [(f"{event.hook.replace('_', ' ')}: {one_line(event.detail)}", "plain")]
+        case "model_retry":
+            when = f"in {event.delay:.3g} s" if event.delay else "now"
+            retry = f"{event.where}: attempt {event.attempt}/{event.of} {when} after {one_line(event.reason)}"
+            return [(retry, "plain")]
         case "error":
             where = f"[{event.where}] " if event.where else ""
             fatal = "fatal: " if event.fatal else ""

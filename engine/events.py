@@ -11,8 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
 
-RunStatus = Literal["idle", "running", "paused", "waiting", "finished", "crashed"]
-"""A run's status, everywhere: state, events, read models, screens."""
+RunStatus = Literal["idle", "running", "paused", "waiting", "finished", "crashed", "error"]
+"""A run's status, everywhere: state, events, read models, screens ("error": its config cannot start it)."""
 
 ErrorWhere = Literal["persona model", "agent", "js", "engine"]
 """Where an error came from."""
@@ -21,6 +21,9 @@ OperatorAction = Literal[
     "pause", "resume", "next_phase", "edit_fact", "add_fact", "new_session", "persona_note"
 ]
 """What an operator did: one per command kind (``engine/commands.py``)."""
+
+WaitingFor = Literal["", "persona model", "agent reply", "virtual sleep"]
+"""What a playing run waits for now (``engine/liveness.py``); "" while it works between those waits."""
 
 
 class TerminationReason(enum.StrEnum):
@@ -162,6 +165,17 @@ class HookFired(_Event):
     detail: str = ""  # why
 
 
+class ModelRetried(_Event):
+    """🔁 a model call failed and is tried again (a 429, a 5xx, a timeout, a malformed answer)."""
+
+    kind: Literal["model_retry"] = "model_retry"
+    where: ErrorWhere = "persona model"
+    attempt: int  # the attempt about to be made: 2 after the first failed
+    of: int  # attempts in all
+    delay: float  # seconds before it (the server's Retry-After, or the backoff)
+    reason: str  # why the last attempt failed
+
+
 class ErrorOccurred(_Event):
     """❌ something failed; ``fatal`` ended the run."""
 
@@ -208,6 +222,7 @@ Event = Annotated[
     | SessionSwitched
     | ClockJumped
     | HookFired
+    | ModelRetried
     | ErrorOccurred
     | OperatorActed
     | StatusChanged
@@ -234,6 +249,7 @@ MARKERS: dict[str, str] = {
     "session_switched": "🔄",
     "clock_jumped": "⏩",
     "hook_fired": "🪝",
+    "model_retry": "🔁",
     "error": "❌",
     "operator": "🧑‍✈️",
     "status": "•",

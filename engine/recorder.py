@@ -1,7 +1,8 @@
 """A run's record: every event to the transcript and the observers, every change saved as a checkpoint.
 
 ``Recorder`` is the port the run's collaborators (agent channel, time master, operator desk) are handed:
-they emit events, save, and set the status through it, and never see the run itself.
+they emit events, save, set the status and say what they wait for (``liveness``) through it, and never see
+the run itself.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Protocol
 from engine.api import Observer
 from engine.clock import Clock, monotonic
 from engine.events import Event, RunStatus, StatusChanged
+from engine.liveness import Liveness
 from engine.sanitize import printable
 from engine.state import RunState, StateWriter
 from engine.transcript import Transcript
@@ -26,6 +28,7 @@ class Recorder(Protocol):
 
     state: RunState
     clock: Clock
+    liveness: Liveness
 
     def emit(self, event: Event) -> None: ...
     def save(self) -> None: ...
@@ -56,6 +59,7 @@ class RunRecorder:
         self.writer = StateWriter(run_dir / "state.json")
         self._before_save = before_save
         self._session_started = monotonic()
+        self.liveness = Liveness()  # what the run waits for; stamped with every event
 
     def emit(self, event: Event) -> None:
         """Stamp ``event`` (virtual time, transcript number), append it, tell every observer."""
@@ -63,6 +67,7 @@ class RunRecorder:
         event.n = self.state.transcript_events
         self.state.transcript_events += 1
         self.transcript.append(event)
+        self.liveness.stamp()
         for observer in self.observers:
             try:
                 observer.on_event(self.run_id, event)

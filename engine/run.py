@@ -29,6 +29,7 @@ from engine.events import (
     TerminationReason,
     ToolCalled,
 )
+from engine.liveness import report_retries
 from engine.models.base import Completion, ModelError
 from engine.models.tokens import warm_up
 from engine.operator import OperatorDesk
@@ -71,6 +72,8 @@ class Run:
         self.recorder = RunRecorder(
             self.run_id, self.run_dir, self.state, self.clock, parts.observers, self._fill_state
         )
+        self.liveness = self.recorder.liveness  # what the run waits for (``engine/liveness.py``)
+        report_retries(self.persona_model, self.recorder)
         virtual_time = self.bench.time_master
         self.agent = AgentChannel(self.recorder, self.adapter, self.settings, self.run_id, virtual_time)
         self.operator = OperatorDesk(self)
@@ -186,10 +189,8 @@ class Run:
                 delay = min(self.settings.fault_backoff * 2 ** (failures - 1), 300)
                 last = failures > self.settings.fault_retries
                 then = "no retries left: waiting for the operator" if last else f"retrying in {delay:g} s"
-                attempts = self.settings.fault_retries + 1
-                self.emit(
-                    ErrorOccurred(message=f"{exc} (attempt {failures}/{attempts}; {then})", where=where)
-                )
+                message = f"{exc} (attempt {failures}/{self.settings.fault_retries + 1}; {then})"
+                self.emit(ErrorOccurred(message=message, where=where))
                 self.set_status("waiting", f"{where}: {exc}")
                 self.save()
                 if last:
@@ -271,9 +272,9 @@ class Run:
             return
         system = self._system_prompt()
         self._maybe_compact(system)
-        completion = await self.persona_model.complete(
-            [{"role": "system", "content": system}, *self.state.persona_messages], self._tools
-        )
+        with self.liveness.waiting("persona model"):
+            messages = [{"role": "system", "content": system}, *self.state.persona_messages]
+            completion = await self.persona_model.complete(messages, self._tools)
         self.state.persona_turns_in_phase += 1
         await self._handle_completion(completion)
 

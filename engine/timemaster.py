@@ -8,7 +8,7 @@ agent is thinking. A ``wait`` to a time that has already come sleeps nothing and
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 
 from engine.agents import AgentAdapter
 from engine.events import ClockJumped
@@ -53,18 +53,26 @@ class TimeMaster:
         if not wanted.ahead:
             return nothing_to_wait_for(wanted, clock.now())
         target = wanted.until
-        while clock.now() < target:
-            remaining = (target - clock.now()).total_seconds()
-            if self.can_jump() and remaining >= settings.time_master_min_sleep and await self.agent_idle():
-                moment = target - timedelta(seconds=settings.time_master_pre_wake)
-                before = clock.now()
-                if moment > before:
-                    await self.adapter.set_virtual_time(moment.isoformat(timespec="seconds"))
-                    clock.jump_to(moment)
-                    rec.state.clock_jumps += 1
-                    rec.emit(ClockJumped(from_time=before.isoformat(timespec="seconds"), to_time=clock.iso()))
-                    rec.save()
-                    continue
-            left = (target - clock.now()).total_seconds()  # idle() may have taken a while: never oversleep
-            await clock.sleep(min(settings.time_master_poll, max(left, 0.0)))
+        with rec.liveness.waiting("virtual sleep", until=target.isoformat(timespec="seconds")):
+            while clock.now() < target:
+                if not await self._jump(target):
+                    left = (target - clock.now()).total_seconds()  # idle() may have taken a while
+                    await clock.sleep(min(settings.time_master_poll, max(left, 0.0)))  # never oversleep
         return f"You woke up. {now_line(clock.now())}"
+
+    async def _jump(self, target: datetime) -> bool:
+        """Wind the clock to just before ``target`` if the agent sleeps and the wait is long enough."""
+        rec, clock, settings = self.rec, self.rec.clock, self.settings
+        remaining = (target - clock.now()).total_seconds()
+        if not self.can_jump() or remaining < settings.time_master_min_sleep or not await self.agent_idle():
+            return False
+        moment = target - timedelta(seconds=settings.time_master_pre_wake)
+        before = clock.now()
+        if moment <= before:
+            return False
+        await self.adapter.set_virtual_time(moment.isoformat(timespec="seconds"))
+        clock.jump_to(moment)
+        rec.state.clock_jumps += 1
+        rec.emit(ClockJumped(from_time=before.isoformat(timespec="seconds"), to_time=clock.iso()))
+        rec.save()
+        return True

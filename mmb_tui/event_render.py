@@ -36,6 +36,7 @@ _STYLES: dict[str, str] = {
     "agent_replied": "",
     "error": "bold red",
     "hook_fired": "yellow",
+    "model_retry": "yellow",
     "operator": "bold magenta",
     "status": "dim",
     "run_started": "dim",
@@ -55,7 +56,7 @@ def passes(event: Event, mode: FilterMode) -> bool:
         return event.kind in ("message_sent", "agent_replied")
     if mode == "evaluations":
         return event.kind == "evaluation_logged"
-    return event.kind == "error" or (event.kind == "tool_called" and event.error)
+    return event.kind in ("error", "model_retry") or (event.kind == "tool_called" and event.error)
 
 
 def score_style(score: float) -> str:
@@ -121,6 +122,8 @@ def _raw_body(event: Event) -> str:
         return event.message if len(event.message) > SHORT else ""
     if event.kind in ("hook_fired", "operator"):
         return event.detail if len(event.detail) > SHORT else ""
+    if event.kind == "model_retry":
+        return event.reason if len(event.reason) > SHORT else ""
     return ""
 
 

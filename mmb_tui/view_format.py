@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from rich.cells import cell_len
 from rich.text import Text
 
-from engine.api import RunStatus, RunView
+from engine.api import Activity, RunStatus, RunView
 
 STATUS_STYLES: dict[RunStatus, str] = {
     "idle": "dim",
@@ -15,9 +16,12 @@ STATUS_STYLES: dict[RunStatus, str] = {
     "waiting": "bold magenta",
     "finished": "bold blue",
     "crashed": "bold red",
+    "error": "bold red",
 }
 
 IN_FLIGHT: tuple[RunStatus, ...] = ("running", "paused", "waiting")
+WAITING_MARK = "⚠"  # a run that waits for the operator (a fault outlived its retries, a stuck persona)
+PAUSE_PENDING_MARK = "⏸"
 
 
 def parse_clock(iso: str) -> datetime | None:
@@ -34,15 +38,7 @@ def short_clock(iso: str) -> str:
 
 def compact_clock(iso: str) -> str:
     moment = parse_clock(iso)
-    return moment.strftime("%a %d %H:%M") if moment else "–"
-
-
-def status_text(view: RunView, reason_width: int = 28) -> Text:
-    text = Text(view.status, style=STATUS_STYLES.get(view.status, ""))
-    if view.reason and view.status in ("waiting", "crashed", "paused"):
-        reason = view.reason if len(view.reason) <= reason_width else view.reason[: reason_width - 1] + "…"
-        text.append(f": {reason}", style="italic")
-    return text
+    return moment.strftime("%d %b %H:%M") if moment else "–"
 
 
 def phase_label(view: RunView) -> str:
@@ -51,3 +47,61 @@ def phase_label(view: RunView) -> str:
 
 def average_label(view: RunView) -> str:
     return f"{view.average:.2f}" if view.average is not None else "–"
+
+
+def duration_label(seconds: float) -> str:
+    """A wait, to the second: ``45s``, ``2m05s``, ``1h02m``, ``3d04h``."""
+    whole = max(0, int(seconds))
+    minutes, secs = divmod(whole, 60)
+    hours, mins = divmod(minutes, 60)
+    days, hrs = divmod(hours, 24)
+    if not minutes:
+        return f"{secs}s"
+    if not hours:
+        return f"{minutes}m{secs:02d}s"
+    return f"{hours}h{mins:02d}m" if not days else f"{days}d{hrs:02d}h"
+
+
+def age_label(seconds: float) -> str:
+    """An age, coarsely: ``45s``, ``12m``, ``3h``, ``2d``."""
+    whole = max(0, int(seconds))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if whole >= size:
+            return f"{whole // size}{unit}"
+    return f"{whole}s"
+
+
+def activity_label(activity: Activity, now: float) -> str:
+    """What a run waits for and for how long: ``⏳ persona 2m05s 2/4``, ``⏳ agent 12s``, ``💤 until Tue 07:00``."""
+    waited = duration_label(now - activity.since) if activity.since is not None else ""
+    match activity.waiting_for:
+        case "persona model":
+            attempt = f" {activity.attempt}/{activity.attempts}" if activity.attempt else ""
+            return f"⏳ persona {waited}{attempt}"
+        case "agent reply":
+            return f"⏳ agent {waited}"
+        case "virtual sleep":
+            wake = parse_clock(activity.until)
+            return f"💤 until {wake:%a %H:%M}" if wake else "💤 asleep"
+    return ""
+
+
+def status_text(view: RunView, now: float, width: int = 26) -> Text:
+    """The runs table's status: what a running run waits for (``running`` between waits), or the status
+    and why (``⚠`` marks a run waiting for the operator), and a pause still pending; cut to ``width``
+    cells."""
+    style = STATUS_STYLES.get(view.status, "")
+    text = Text(no_wrap=True, overflow="ellipsis")
+    doing = activity_label(view.activity, now) if view.status == "running" else ""
+    if doing:  # a running run shows what it waits for instead of the word
+        text.append(doing, style=style)
+    else:
+        if view.status == "waiting":
+            text.append(f"{WAITING_MARK} ", style=style)
+        text.append(view.status, style=style)
+    if not doing and view.reason and view.status in ("waiting", "crashed", "paused", "error"):
+        text.append(f": {view.reason}", style="italic")
+    mark = f" {PAUSE_PENDING_MARK}" if view.pause_pending else ""
+    text.truncate(width - cell_len(mark), overflow="ellipsis")
+    text.append(mark, style=STATUS_STYLES["paused"])
+    return text

@@ -5,7 +5,8 @@ Messages and tool schemas are plain OpenAI chat-completions dicts, so the same o
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol
+from collections.abc import Callable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -48,6 +49,22 @@ class Completion(BaseModel):
 
 class ModelError(Exception):
     """A model call that failed after its retries (or could not be made: missing key)."""
+
+
+class Retry(BaseModel):
+    """A failed attempt of a model call, about to be tried again."""
+
+    attempt: int  # the attempt about to be made: 2 after the first failed
+    attempts: int  # attempts in all
+    delay: float  # seconds before it
+    reason: str  # why the last attempt failed (one line, no key)
+
+
+@runtime_checkable
+class ReportsRetries(Protocol):
+    """A model that retries on its own and can say so (``openai_model.py``): the run sets ``on_retry``."""
+
+    on_retry: Callable[[Retry], None] | None
 
 
 class ChatModel(Protocol):

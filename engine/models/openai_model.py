@@ -2,8 +2,9 @@
 
 The SDK's own retries are off (``max_retries=0``); this wrapper retries 429 (honouring ``Retry-After``),
 5xx, timeouts, connection errors and malformed answers (a 200 whose body is not JSON or has no choices) with
-exponential backoff and jitter, then raises a one-line ModelError naming the model. Answers are cleaned on
-input: a lone surrogate in the text becomes U+FFFD.
+exponential backoff and jitter, then raises a one-line ModelError naming the model; ``on_retry`` (set by the
+run) is told of each retry before its wait. Answers are cleaned on input: a lone surrogate in the text
+becomes U+FFFD.
 Keys are only ever read from the environment variable the spec names and never appear in messages.
 """
 
@@ -20,7 +21,7 @@ from typing import Any
 import openai
 
 from engine.config import ModelSpec
-from engine.models.base import Completion, Message, ModelError, Role, ToolCall, ToolSchema, Usage
+from engine.models.base import Completion, Message, ModelError, Retry, Role, ToolCall, ToolSchema, Usage
 from engine.models.tokens import count_text, count_tokens
 from engine.models.usage import UsageMeter
 from engine.sanitize import printable, valid_text
@@ -83,6 +84,7 @@ class OpenAIModel:
         self._api_key = api_key
         self._sleep = sleep
         self._jitter = jitter
+        self.on_retry: Callable[[Retry], None] | None = None  # told of each retry (the run records it)
         self._client = openai.AsyncOpenAI(
             base_url=spec.base_url, api_key=api_key, max_retries=0, timeout=spec.timeout
         )
@@ -102,7 +104,12 @@ class OpenAIModel:
                     raise ModelError(
                         f"model {self.name!r}: {exc.reason} (after {attempts} attempts)"
                     ) from None
-                await self._sleep(exc.delay if exc.delay is not None else self._backoff(attempt))
+                delay = exc.delay if exc.delay is not None else self._backoff(attempt)
+                if self.on_retry is not None:
+                    self.on_retry(
+                        Retry(attempt=attempt + 1, attempts=attempts, delay=delay, reason=exc.reason)
+                    )
+                await self._sleep(delay)
                 continue
             if self.meter is not None:
                 self.meter.add(self.role, completion.usage)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -9,20 +10,27 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from engine.api import RunView
-from mmb_tui.view_format import average_label, compact_clock, phase_label, status_text
+from mmb_tui.view_format import age_label, average_label, compact_clock, phase_label, status_text
 
 _COLUMNS = (
     ("run", "Run"),
     ("status", "Status"),
+    ("last", "Last"),
     ("phase", "Phase"),
     ("evals", "Evals"),
     ("compactions", "✂"),
     ("clock", "Clock"),
 )
+STATUS_WIDTH = 26  # cells of the status column: the whole table fits 80 columns
+
+wall_clock = time.time
+"""Now, for "for how long" and the age of the last event (snapshot tests freeze it)."""
 
 
 class RunsTable(DataTable[str | Text]):
-    """Status, phase, chapter, evaluations, average, agent compactions and virtual clock of each run."""
+    """Status (what a running run waits for and for how long, why a run waits), the age of its last event,
+    phase, evaluations, average, agent compactions and virtual clock of each run; ages follow the screen's
+    refresh."""
 
     @dataclass
     class RunSelected(Message):
@@ -33,7 +41,7 @@ class RunsTable(DataTable[str | Text]):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=False)
         self._run_ids: list[str] = []
-        self._shown: dict[str, RunView] = {}
+        self._shown: dict[str, dict[str, str | Text]] = {}
 
     def on_mount(self) -> None:
         for key, label in _COLUMNS:
@@ -44,36 +52,38 @@ class RunsTable(DataTable[str | Text]):
         return list(self._run_ids)
 
     @staticmethod
-    def _cells(view: RunView) -> dict[str, str | Text]:
-        clock = compact_clock(view.clock)
-        chapter = view.chapter.removesuffix(".md")
+    def _cells(view: RunView, now: float) -> dict[str, str | Text]:
         return {
             "run": Text(view.run_id, style="bold"),
-            "status": status_text(view, reason_width=14),
-            "phase": f"{phase_label(view)} {chapter}".strip(),
+            "status": status_text(view, now, STATUS_WIDTH),
+            "last": age_label(now - view.last_event_at) if view.last_event_at is not None else "–",
+            "phase": phase_label(view),
             "evals": f"{view.evaluations} · {average_label(view)}" if view.evaluations else "–",
             "compactions": str(view.agent_compactions),
-            "clock": clock,
+            "clock": compact_clock(view.clock),
         }
 
     def show_views(self, views: list[RunView]) -> None:
-        """Update the rows in place; rebuild them only when the set of runs changed."""
+        """Update the cells that changed (ages change with time); rebuild the rows only when the set of runs
+        changed."""
+        now = wall_clock()
         ids = [view.run_id for view in views]
-        changed = [view for view in views if self._shown.get(view.run_id) != view]
-        self._shown = {view.run_id: view for view in views}
+        cells = {view.run_id: self._cells(view, now) for view in views}
+        shown, self._shown = self._shown, cells
         if ids != self._run_ids:
             selected = self._run_ids[self.cursor_row] if 0 <= self.cursor_row < len(self._run_ids) else None
             self.clear()
             self._run_ids = ids
-            for view in views:
-                cells = self._cells(view)
-                self.add_row(*(cells[key] for key, _ in _COLUMNS), key=view.run_id)
+            for run_id in ids:
+                self.add_row(*(cells[run_id][key] for key, _ in _COLUMNS), key=run_id)
             if selected in ids:
                 self.move_cursor(row=ids.index(selected))
             return
-        for view in changed:
-            for key, value in self._cells(view).items():
-                self.update_cell(view.run_id, key, value, update_width=True)
+        for run_id, row in cells.items():
+            before = shown.get(run_id, {})
+            for key, value in row.items():
+                if before.get(key) != value:
+                    self.update_cell(run_id, key, value, update_width=True)
 
     def select_run(self, run_id: str) -> None:
         if run_id in self._run_ids:
