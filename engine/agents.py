@@ -7,6 +7,7 @@ imports ``adapters`` itself.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import inspect
 import os
@@ -258,7 +259,11 @@ def resolve(name: str) -> type[AgentAdapter]:
         return _import(BUILTIN[name])
     if ":" in name:
         return _import(name)
-    raise UnknownAdapter(f"unknown agent {name!r}; built-in: {', '.join(names())}, or package.module:Class")
+    close = difflib.get_close_matches(name, names(), n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    raise UnknownAdapter(
+        f"unknown agent {name!r}; {hint}built-in: {', '.join(names())}, or package.module:Class"
+    )
 
 
 def _import(target: str) -> type[AgentAdapter]:

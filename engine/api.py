@@ -13,8 +13,9 @@ from pydantic import BaseModel, Field
 from engine.benchmark.model import Check, Fact
 from engine.commands import Command, CommandResult
 from engine.events import Event, RunStatus
+from engine.liveness import Activity
 
-__all__ = ["CheckView", "EngineApi", "Observer", "RunStatus", "RunView"]
+__all__ = ["Activity", "CheckView", "EngineApi", "Observer", "RunStatus", "RunView"]
 
 
 class CheckView(BaseModel):
@@ -40,7 +41,8 @@ class RunView(BaseModel):
     untold: dict[str, list[Fact]] = Field(default_factory=dict)  # loaded sheet -> untold live facts
     facts: dict[str, list[Fact]] = Field(
         default_factory=dict
-    )  # loaded sheet -> its live facts (current text)
+    )  # every live sheet -> its live facts (current text)
+    loaded_sheets: list[str] = Field(default_factory=list)  # the sheets the persona has read so far
     agent_sessions: bool = True  # the agent really starts a new session (its context cleared) on request
     gates: list[str] = Field(default_factory=list)  # what next_phase is waiting for now ("" when open)
     evaluations: int = 0
@@ -50,6 +52,9 @@ class RunView(BaseModel):
     clock_jumps: int = 0
     virtual_time: bool = False
     owner: str = ""  # another engine plays this run (pid, host, front end): watch it, don't start it
+    activity: Activity = Field(default_factory=Activity)  # what a playing run waits for, since when
+    pause_pending: bool = False  # a pause is queued: applied before the persona's next turn
+    last_event_at: float | None = None  # wall clock (epoch seconds) of the run's last event, if known here
 
 
 class Observer(Protocol):

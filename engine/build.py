@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from engine.agents import AdapterContext, UnknownAdapter, resolve
+from engine.agents import AdapterContext, AgentAdapter, UnknownAdapter, resolve
 from engine.benchmark.model import Benchmark, BenchmarkError
 from engine.benchmark.validate import load_benchmark
 from engine.clock import Clock
@@ -85,18 +85,22 @@ def build_run(
     return run
 
 
-def _build(
-    config: Config,
-    run_id: str,
-    run_dir: Path,
-    lock: RunLock,
-    clock_factory: Callable[[], Clock] | None,
-    tune: Callable[[RunSettings], None] | None,
-) -> Run:
+def check_run(config: Config, run_id: str) -> str:
+    """Why run ``run_id`` could not start (its benchmark, agent, models, adapter keys), or "" if it can.
+    Starts nothing and writes nothing: front ends ask it when they load a config."""
+    try:
+        _prepare(config, run_id, config.results_path() / run_id, Clock(), UsageMeter())
+    except BuildError as exc:
+        return str(exc)
+    return ""
+
+
+def _prepare(
+    config: Config, run_id: str, run_dir: Path, clock: Clock, meter: UsageMeter
+) -> tuple[Benchmark, ChatModel, AgentAdapter]:
+    """The run's benchmark, persona model and adapter (not started); ``BuildError`` names what is wrong."""
     run_cfg = config.runs[run_id]
     bench = load_run_benchmark(config, run_id)
-    clock = clock_factory() if clock_factory else Clock()
-    meter = UsageMeter()
     persona_name = run_cfg.persona or config.persona.model
     try:
         persona_model: ChatModel = make_model(persona_name, config, "persona", meter)
@@ -121,6 +125,22 @@ def _build(
         adapter = adapter_cls(ctx)
     except (ValueError, ModelError) as exc:
         raise BuildError(f"runs.{run_id}: {exc}") from None
+    return bench, persona_model, adapter
+
+
+def _build(
+    config: Config,
+    run_id: str,
+    run_dir: Path,
+    lock: RunLock,
+    clock_factory: Callable[[], Clock] | None,
+    tune: Callable[[RunSettings], None] | None,
+) -> Run:
+    run_cfg = config.runs[run_id]
+    clock = clock_factory() if clock_factory else Clock()
+    meter = UsageMeter()
+    persona_name = run_cfg.persona or config.persona.model
+    bench, persona_model, adapter = _prepare(config, run_id, run_dir, clock, meter)
 
     try:
         state = load_state(run_dir / "state.json")

@@ -5,18 +5,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.api import CheckView, Observer, RunView
-from engine.build import BuildError, build_run, load_run_benchmark
+from engine.benchmark.model import Benchmark
+from engine.build import BuildError, build_run, check_run, load_run_benchmark
 from engine.clock import Clock
 from engine.commands import Command, CommandResult, Resume
 from engine.config import Config
 from engine.events import ErrorOccurred, Event, TerminationReason
 from engine.phases import gate_problems
+from engine.remote import ControlServer, RemoteRun, socket_path
 from engine.run import Run
-from engine.run_lock import owner_of
+from engine.run_lock import owner_of, owner_socket
 from engine.run_parts import RunSettings
 from engine.state import StateError, load_state
 
@@ -29,6 +32,7 @@ class _Slot:
     task: asyncio.Task[TerminationReason] | None = None
     error: str = ""  # why it could not be built
     stored_view: tuple[int, RunView] | None = None  # (state.json mtime, view) of a run not in memory
+    remote: RemoteRun | None = None  # attached to the process that plays it (``engine/remote.py``)
 
 
 class Scheduler:
@@ -47,6 +51,14 @@ class Scheduler:
         self.front_end = front_end  # named in the run lock: "tui", "headless", …
         self.observers: list[Observer] = []
         self.slots: dict[str, _Slot] = {run_id: _Slot() for run_id in config.runs}
+        self.check_configs()
+
+    def check_configs(self) -> None:
+        """Check every run that is not playing (benchmark, agent, models, adapter keys): a bad one shows
+        as ``error`` with the reason at once, not when it is started."""
+        for run_id, slot in self.slots.items():
+            if not self.running(run_id) and run_id in self.config.runs:
+                slot.error = check_run(self.config, run_id)
 
     # ---- EngineApi -----------------------------------------------------------------------------
 
@@ -68,9 +80,16 @@ class Scheduler:
         return task is not None and not task.done()
 
     async def start(self, run_id: str) -> None:
-        """Start the run, or resume it from its state.json. A no-op while it runs."""
+        """Start the run, or resume it from its state.json. A no-op while it runs, here or elsewhere (a run
+        another process plays is watched instead)."""
         slot = self.slots[run_id]
         if self.running(run_id):
+            return
+        owner = owner_of(self.config.results_path() / run_id)
+        if owner:
+            self._remote(run_id)
+            message = f"run {run_id} is being played by {owner}: watched from here, not started"
+            self.on_event(run_id, ErrorOccurred(message=message, where="engine"))
             return
         try:
             run = build_run(self.config, run_id, self.clock_factory, self.tune, self.front_end)
@@ -81,10 +100,57 @@ class Scheduler:
         slot.error = ""
         run.observers.append(self)
         slot.run = run
-        slot.task = asyncio.create_task(run.run(), name=f"run:{run_id}")
+        server = await self._serve(run_id, run)
+        slot.task = asyncio.create_task(self._play(run, server), name=f"run:{run_id}")
+
+    async def _serve(self, run_id: str, run: Run) -> ControlServer | None:
+        """The run's control server, for viewers in other processes; named in the run's lock."""
+        server = ControlServer(
+            socket_path(run.run_dir),
+            lambda: self.view(run_id),
+            lambda command: self.command(run_id, command),
+            run.run_dir / "transcript.jsonl",
+        )
+        try:
+            await server.start()
+        except OSError as exc:  # the run plays on, watched from here only
+            log.warning("run %s: no control socket at %s: %s", run_id, server.path, exc)
+            return None
+        run.observers.append(server)
+        if run.lock is not None:
+            run.lock.announce(socket=str(server.path))
+        return server
+
+    @staticmethod
+    async def _play(run: Run, server: ControlServer | None) -> TerminationReason:
+        try:
+            return await run.run()
+        finally:
+            if server is not None:
+                await server.close()
+
+    def _remote(self, run_id: str) -> RemoteRun | None:
+        """The attachment to the process that plays ``run_id``, made on first sight (and again a second after
+        a lost one); ``None`` while that process cannot be reached."""
+        slot, run_dir = self.slots[run_id], self.config.results_path() / run_id
+        old = slot.remote
+        if old is not None and (old.alive or time.monotonic() - old.ended_at < 1):
+            return old
+        path = owner_socket(run_dir)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # a view asked outside the loop
+            return None
+        if path is None:
+            return None
+        since = old.ended_size if old is not None else None  # what was written since the last one ended
+        slot.remote = RemoteRun(run_id, path, run_dir / "transcript.jsonl", self.on_event, since)
+        return slot.remote
 
     async def restart(self, run_id: str) -> None:
-        """Delete ``results/<id>`` and start from scratch."""
+        """Delete ``results/<id>`` and start from scratch (never a run another process plays)."""
+        if owner_of(self.config.results_path() / run_id):
+            return
         await self.stop(run_id)
         shutil.rmtree(self.config.results_path() / run_id, ignore_errors=True)
         self.slots[run_id] = _Slot()
@@ -98,7 +164,10 @@ class Scheduler:
             return await run.command(command)
         view = self.view(run_id)
         if view.owner:
-            return CommandResult(ok=False, message=f"{run_id} is played by {view.owner}")
+            remote = self._remote(run_id)
+            if remote is None:
+                return CommandResult(ok=False, message=f"{run_id} is played by {view.owner}, out of reach")
+            return await remote.command(command)
         if isinstance(command, Resume) and view.status != "finished":
             await self.start(run_id)
             if not self.running(run_id):
@@ -108,6 +177,10 @@ class Scheduler:
         return CommandResult(ok=False, message=f"{run_id} {why}: nothing was changed")
 
     async def stop(self, run_id: str) -> None:
+        """Stop the run played here, or stop watching the one played elsewhere (which plays on)."""
+        remote, self.slots[run_id].remote = self.slots[run_id].remote, None
+        if remote is not None:
+            await remote.aclose()
         task = self.slots[run_id].task
         if task is not None and not task.done():
             task.cancel()
@@ -158,6 +231,7 @@ class Scheduler:
                 continue
             if len(bench.phases) > slot.run.state.phase_index:
                 slot.run.bench = bench
+        self.check_configs()
         if refused:
             raise BuildError(refused[0])
 
@@ -173,7 +247,11 @@ class Scheduler:
         )
         running = self.running(run_id)
         owner = "" if running else owner_of(self.config.results_path() / run_id)
-        if owner:  # another engine plays it: it is running, not here
+        if owner:  # another engine plays it: as it says, or running (not here) while it cannot be reached
+            remote = self._remote(run_id)
+            if remote is not None and remote.alive and remote.view is not None:
+                reason = remote.view.reason or f"played by {owner}"
+                return remote.view.model_copy(update={"owner": owner, "reason": reason})
             view = run_view(slot.run, running=False) if slot.run is not None else self._stored(run_id, base)
             return view.model_copy(
                 update={"status": "running", "reason": f"played by {owner}", "owner": owner}
@@ -181,7 +259,7 @@ class Scheduler:
         if slot.run is not None:
             return run_view(slot.run, running=running)
         if slot.error:
-            return base.model_copy(update={"status": "waiting", "reason": slot.error})
+            return base.model_copy(update={"status": "error", "reason": slot.error})
         return self._stored(run_id, base)
 
     def _stored(self, run_id: str, base: RunView) -> RunView:
@@ -204,14 +282,21 @@ class Scheduler:
         if state is None:
             return base
         try:
-            total = len(load_run_benchmark(self.config, run_id).phases)
+            bench: Benchmark | None = load_run_benchmark(self.config, run_id)
         except BuildError:
-            total = state.phases_started
+            bench = None
+        total = len(bench.phases) if bench is not None else state.phases_started
+        phase = bench.phases[state.phase_index] if bench and state.phase_index < len(bench.phases) else None
         evaluations = list(state.evaluations.values())
+        waiting = state.status == "waiting" and not state.finished  # left waiting: say why
         return base.model_copy(
             update={
-                "status": "finished" if state.finished else "idle",
-                "reason": "" if state.finished else "stopped; start to resume",
+                "status": "finished" if state.finished else "waiting" if waiting else "idle",
+                "reason": "" if state.finished else state.reason if waiting else "stopped; start to resume",
+                "chapter": phase.chapter if phase else "",
+                "phase_title": phase.title if phase else "",
+                "phase_text": state.phase_text,
+                "loaded_sheets": list(state.loaded_sheets),
                 "phase_index": state.phase_index,
                 "total_phases": total,
                 "evaluations": len(evaluations),
@@ -248,14 +333,18 @@ def run_view(run: Run, running: bool = True) -> RunView:
             )
             for c in phase.checks
         ],
-        untold={k: v for k, v in untold.items() if v},
+        untold=untold,  # every loaded sheet, an empty list when all its facts are told
+        loaded_sheets=list(state.loaded_sheets),
         facts={name: sheet.live_facts() for name, sheet in state.sheets.items()},
         agent_sessions=run.adapter.supports_new_conversation,
         gates=[] if state.finished else gate_problems(state, bench, run.clock.now()),
         evaluations=len(evaluations),
         average=sum(e.effective for e in evaluations) / len(evaluations) if evaluations else None,
         agent_compactions=len(state.agent_observations),
-        clock=run.clock.iso(),
+        clock=run.clock.iso() if running else (state.clock_now or run.clock.iso()),  # stops at the end
         clock_jumps=state.clock_jumps,
         virtual_time=bench.time_master,
+        activity=run.liveness.activity,  # every wait is left when the run ends: nothing then
+        pause_pending=running and run.operator.pause_pending,
+        last_event_at=run.liveness.last_event_at,
     )

@@ -146,3 +146,22 @@ async def test_resume_of_a_run_that_is_not_playing_starts_it_from_its_checkpoint
     resumed = await scheduler.command("r", Resume())
     assert resumed.ok and scheduler.running("r")
     assert (await scheduler.wait(["r"]))["r"] is TerminationReason.FINISHED
+
+
+def test_a_bad_run_config_shows_as_error_with_the_reason_when_loaded(tmp_path: Path) -> None:
+    runs = {
+        "good": {"benchmark": "full", "agent": FORGETFUL},
+        "agent": {"benchmark": "full", "agent": "chatbott"},
+        "model": {"benchmark": "full", "agent": "chatbot", "model": "scripted/recal"},
+        "key": {"benchmark": "full", "agent": "chatbot", "sytem_prompt": "x"},
+        "bench": {"benchmark": "ful", "agent": "chatbot"},
+    }
+    scheduler = Scheduler(make_config(tmp_path, runs), tune=fast)
+    views = {run_id: scheduler.view(run_id) for run_id in runs}
+    assert views["good"].status == "idle"
+    assert {run_id for run_id, view in views.items() if view.status == "error"} == set(runs) - {"good"}
+    assert "did you mean 'chatbot'" in views["agent"].reason
+    assert "scripted/recal" in views["model"].reason
+    assert "sytem_prompt" in views["key"].reason
+    assert views["bench"].reason.startswith("runs.bench.benchmark")
+    assert not (tmp_path / "results" / "agent").exists()  # checking writes nothing

@@ -6,6 +6,7 @@ Built-in scripted names need no config entry and may carry a fault plan (``fault
 
 from __future__ import annotations
 
+import difflib
 import importlib
 
 from engine.config import Config, ModelSpec
@@ -80,7 +81,10 @@ def make_model(name: str, config: Config, role: Role, meter: UsageMeter | None =
                 f"model {name!r}: no base_url and {spec.model!r} is not a scripted model "
                 f"(scripted: {', '.join(SCRIPTED_MODELS)})"
             )
-        raise ModelError(f"unknown model {name!r} (known: {', '.join(known_model_names(config))})")
+        known = known_model_names(config)
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ModelError(f"unknown model {name!r} ({hint}known: {', '.join(known)})")
     model_name, latency = scripted
     model = make_scripted(model_name, latency)
     model.name = name
