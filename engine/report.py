@@ -98,13 +98,17 @@ def format_entry(run: RunSummary, now: datetime | None = None) -> str:
         lines.append("📊 Graded but not in the benchmark (left out): " + ", ".join(unknown))
     if faults:
         lines.append(f"📊 Persona faults ({len(faults)}, left out of the score):")
-        lines.extend("📊 " + _fault_line(e, question_of(e.check_id)) for e in faults)
+        lines.extend(
+            "📊 " + _fault_line(e, question_of(e.check_id), checks[e.check_id].types) for e in faults
+        )
     imperfect = [e for e in counted if e.effective < 10]
     if imperfect:
         lines.append(f"📊 Imperfect answers ({len(imperfect)}):")
         for e in imperfect:
             expected = render_templates(checks[e.check_id].answer, state.start_date)
-            lines.append("📊 " + _imperfect_line(e, question_of(e.check_id), expected))
+            lines.append(
+                "📊 " + _imperfect_line(e, question_of(e.check_id), expected, checks[e.check_id].types)
+            )
     by_type = _per_type(counted, {cid: c.types for cid, c in checks.items()})
     if by_type:
         lines.append(
@@ -169,21 +173,26 @@ def _incomplete_line(run: RunSummary, graded: int, planned: int) -> str:
     )
 
 
-def _fault_line(e: EvaluationLogged, question: str) -> str:
+def _types(types: list[str]) -> str:
+    """The check's types as its chapter line writes them, after the id: `` [AGG] [NEG]``."""
+    return "".join(f" [{t}]" for t in types)
+
+
+def _fault_line(e: EvaluationLogged, question: str, types: list[str]) -> str:
     attempt = ", 2nd attempt" if e.attempt == 2 else ""
     return (
-        f"⚠ ({e.check_id}) {question} | graded: {_num(e.effective)}/10{attempt}, not counted"
+        f"⚠ ({e.check_id}){_types(types)} {question} | graded: {_num(e.effective)}/10{attempt}, not counted"
         f" | fault: {one_line(e.persona_fault, 300)} [transcript #{e.n}]"
     )
 
 
-def _imperfect_line(e: EvaluationLogged, question: str, expected: str) -> str:
-    """``[score] (id) question | expected: … | got: <agent's verbatim reply> | persona: <summary> — <comment>``."""
+def _imperfect_line(e: EvaluationLogged, question: str, expected: str, types: list[str]) -> str:
+    """``[score] (id) [TYPE] question | expected: … | got: <agent's verbatim reply> | persona: <summary> — <comment>``."""
     attempt = ", 2nd attempt" if e.attempt == 2 else ""
     comment = f" — {one_line(e.comment, 300)}" if e.comment else ""
     persona = one_line(e.answer, 300) or "—"
     return (
-        f"[{_num(e.effective)}/10{attempt}] ({e.check_id}) {question} | expected: {expected}"
+        f"[{_num(e.effective)}/10{attempt}] ({e.check_id}){_types(types)} {question} | expected: {expected}"
         f" | got: {agent_reply(e)} | persona: {persona}{comment} [transcript #{e.n}]"
     )
 

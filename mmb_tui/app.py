@@ -5,11 +5,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from textual.app import App
-from textual.binding import Binding
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.dom import DOMNode
+from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from engine.api import EngineApi
@@ -31,6 +35,8 @@ HELP: list[HelpSection] = [
             ("↑ ↓  [ ]", "select a run (in the runs pane / anywhere)"),
             ("s", "start the selected run, or resume it from its state"),
             ("p", "pause before the persona's next turn / resume"),
+            ("S", "start every idle or crashed run (asks first)"),
+            ("P", "pause every running run; when none runs, resume every paused or waiting one"),
             ("R", "restart from scratch (asks first; deletes results/<run>)"),
         ],
     ),
@@ -51,16 +57,21 @@ HELP: list[HelpSection] = [
             ("enter", "fold / unfold the event under the cursor"),
             ("end / G", "jump to the tail and follow it"),
             ("f", "filter: all → messages → evaluations → errors"),
+            ("/", "search the loaded events; n / N next / previous match, Esc ends it"),
+            ("g / :", "go to event number N (older ones are loaded from the file)"),
         ],
     ),
     (
         "Views",
         [
+            ("o", "overview: every run in two lines, its row and its last event"),
+            ("z", "zoom on the selected run's transcript / back to all"),
             ("v", "phase pane: phase text, checks, untold facts, virtual clock"),
             ("r", "report browser (o opens an answer in its transcript)"),
             ("t", "switch between the dark and the light theme"),
-            ("ctrl+p", "command palette (more themes, ...)"),
-            ("? / f1", "this help"),
+            ("ctrl+p", "command palette: every action by name, more themes"),
+            ("? / f1", "this help, and a legend of what the screens show"),
+            ("d", "detach: leave the screen, the runs play on (also on SSH drop); `mmb-tui` attaches again"),
             ("q / ctrl+q", "quit (asks when runs are in flight)"),
         ],
     ),
@@ -85,9 +96,16 @@ class MmbApp(App[None]):
     TITLE = "MarathonMemBench"
 
     BINDINGS = [
-        Binding("question_mark,f1", "help", "Help"),
-        Binding("q", "request_quit", "Quit"),
-        Binding("t", "toggle_theme", "Theme", show=False),
+        Binding("question_mark,f1", "help", "Help", tooltip="Every key, and a legend of the screens"),
+        Binding("q", "request_quit", "Quit", tooltip="Stop the runs (asks when some are in flight) and quit"),
+        Binding("t", "toggle_theme", "Theme", show=False, tooltip="Switch between dark and light"),
+        Binding(
+            "d",
+            "detach",
+            "Detach",
+            show=False,
+            tooltip="Leave the screen; this process plays its runs on headless",
+        ),
         Binding("ctrl+q", "request_quit", "Quit", show=False, priority=True),
     ]
 
@@ -181,6 +199,39 @@ class MmbApp(App[None]):
 
     # ---- help and quitting -----------------------------------------------------------------------
 
+    # ---- the command palette: every action ---------------------------------------------------------
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Textual's commands (its Quit, which never asks, replaced by ours) and every key binding of the app
+        and the screen, and of the selected transcript, each titled by its description and tooltip."""
+        yield from (command for command in super().get_system_commands(screen) if command.title != "Quit")
+        seen = {"command_palette"}
+        sources: list[tuple[DOMNode, list[BindingType]]] = [
+            (self, self.BINDINGS),
+            (screen, type(screen).BINDINGS),
+        ]
+        if screen is self.main:
+            column = self.main.column_for(self.main.selected_run or "")
+            if column is not None:
+                transcript = column.transcript
+                sources.append(
+                    (transcript, [b for b in transcript.BINDINGS if isinstance(b, Binding) and b.tooltip])
+                )
+        for node, bindings in sources:
+            for binding in Binding.make_bindings(bindings):
+                if binding.action in seen or not node.check_action(binding.action.split("(")[0], ()):
+                    continue
+                seen.add(binding.action)
+                keys = " / ".join(
+                    self.get_key_display(b)
+                    for b in Binding.make_bindings(bindings)
+                    if b.action == binding.action
+                )
+                title = (
+                    f"{binding.description}: {binding.tooltip}" if binding.tooltip else binding.description
+                )
+                yield SystemCommand(title, f"key {keys}", partial(self.run_action, binding.action, node))
+
     def action_toggle_theme(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
 
@@ -192,7 +243,8 @@ class MmbApp(App[None]):
         flying = []
         for run_id in self.engine.run_ids():
             try:
-                if self.engine.view(run_id).status in IN_FLIGHT:
+                view = self.engine.view(run_id)
+                if view.status in IN_FLIGHT and not view.owner:  # a run played elsewhere goes on regardless
                     flying.append(run_id)
             except Exception:
                 log.exception("view(%s) failed", run_id)

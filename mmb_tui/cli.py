@@ -32,6 +32,16 @@ def _parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="reprint results/report.md entries")
     report.add_argument("run", nargs="?", metavar="RUN-ID")
     report.add_argument("--config", default=argparse.SUPPRESS)
+    judge_eval = sub.add_parser(
+        "judge-eval", help="measure a judge against labeled answers (agreement, false accepts/rejects)"
+    )
+    judge_eval.add_argument(
+        "--cases", required=True, metavar="FILE.jsonl", help="labeled answers, one per line"
+    )
+    judge_eval.add_argument(
+        "--judge", metavar="MODEL", help="a model of config.jsonc (default: scripted/judge)"
+    )
+    judge_eval.add_argument("--config", default=argparse.SUPPRESS)
     serve = sub.add_parser(
         "serve-scripted", help="serve the scripted models as an OpenAI-compatible endpoint"
     )
@@ -67,23 +77,33 @@ def main(argv: list[str] | None = None) -> int:
                 root = config.base_dir / config.benchmarks_dir if config else Path("benchmarks")
                 paths = sorted(p for p in root.iterdir() if (p / "benchmark.json").exists())
             return main_validate(paths)
+        if args.command == "judge-eval":
+            from engine.judge_eval import main_judge_eval
+
+            config = _config(args.config) if Path(args.config).exists() else None
+            return main_judge_eval(Path(args.cases), args.judge, config)
         if args.command == "serve-scripted":
             from engine.models.server import main_serve
 
             return main_serve(args.port, args.host, args.config if Path(args.config).exists() else None)
         config = _config(args.config)
         if args.command == "report":
-            from engine.report_entries import read_entries
-            from engine.sanitize import printable
+            from engine.report_entries import reprint
 
-            entries = read_entries(config.results_path(), args.run)
-            if not entries:
+            text = reprint(config.results_path() / "report.md", args.run)
+            if not text:
                 print(
                     f"no report entries{' for ' + args.run if args.run else ''} in {config.results_path() / 'report.md'}"
                 )
                 return 1
-            # parsed entries are escaped already; once more so that nothing raw ever reaches the terminal
-            print(printable("\n".join(e.text() for e in entries)), end="")
+            # safe to print: what was not printable as read is escaped (report_entries.py)
+            sys.stdout.flush()
+            out = getattr(sys.stdout, "buffer", None)  # the bytes as they are (a StringIO has no buffer)
+            if out is None:
+                sys.stdout.write(text.decode())
+            else:
+                out.write(text)
+                out.flush()
             return 0
         if args.command == "run":
             unknown = [r for r in args.runs if r not in config.runs]
@@ -111,6 +131,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run_app(config: Config, config_path: Path, start: list[str]) -> int:
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):  # the app would wait for a terminal forever
+        print(
+            "mmb-tui: the app needs a terminal (stdin and stdout are not one); "
+            "use `mmb-tui run RUN-ID... --headless` to run without one",
+            file=sys.stderr,
+        )
+        return 2
     from engine.scheduler import Scheduler
     from mmb_tui.session import play_app
 

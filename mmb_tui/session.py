@@ -72,7 +72,16 @@ def detach_runs(config: Config, config_path: Path, run_ids: list[str]) -> int:
     no terminal), output to ``results/mmb-tui.log``; print how to watch it."""
     results = config.results_path()
     results.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "mmb_tui.cli", "--config", str(config_path), "run", *run_ids, "--headless"]
+    command = [
+        sys.executable,
+        "-m",
+        "mmb_tui.cli",
+        "--config",
+        str(config_path),
+        "run",
+        *run_ids,
+        "--headless",
+    ]
     with open(results / "mmb-tui.log", "ab") as out:
         process = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True

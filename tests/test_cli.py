@@ -109,3 +109,9 @@ def test_the_shipped_demo_plays_at_a_pace_a_person_can_follow() -> None:
     assert persona.model == "scripted/persona" and agent.model == "scripted/recall"
     # the demo makes ~47 persona calls and ~19 agent calls (65 s measured with the shipped values)
     assert 40 <= 47 * persona.latency + 19 * agent.latency <= 120
+
+
+def test_judge_eval_runs_offline_and_ends_with_the_agreement(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["judge-eval", "--cases", str(ROOT / "benchmarks" / "judge_cases.jsonl")]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("agreement: ") and "%" in last

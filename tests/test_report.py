@@ -16,7 +16,7 @@ from engine.config import Config
 from engine.events import EvaluationLogged, TerminationReason
 from engine.provenance import benchmark_hash, project_version
 from engine.report import REPLY_CROP, format_entry
-from engine.report_entries import parse_report_entries
+from engine.report_entries import parse_report_entries, reprint
 from engine.run import Run
 
 FULL_CHECKS = ["1.1", "2.1", "2.2", "2.3", "2.4"]  # the planned checks of tests/benchmarks/full
@@ -315,3 +315,20 @@ def test_old_entries_still_parse_beside_new_ones(tmp_path: Path) -> None:
     assert fresh.run_id == "r" and fresh.date.endswith(" UTC")
     assert fresh.imperfect[0].got == "Your vet is Dr Who." and fresh.imperfect[0].persona == "Dr Who"
     assert fresh.score == 0.0 and fresh.config_hash == run.provenance.config_hash
+
+
+def test_each_imperfect_answer_names_its_check_types_and_reprints_as_written(tmp_path: Path) -> None:
+    run = _built(make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL}}))
+    entry = (
+        _entry_of(run, a=_graded("1.1", 10), b=_graded("2.1", 5, transcript_n=9)) + "📊 Entry: 0123abcd4567\n"
+    )
+    types = next(c.types for c in run.bench.checks() if c.id == "2.1")
+    assert types and f"(2.1) {' '.join(f'[{t}]' for t in types)} " in entry
+    parsed = parse_report_entries(entry)[0]
+    assert (parsed.imperfect[0].types, parsed.imperfect[0].transcript_n, parsed.entry_id) == (
+        types,
+        9,
+        "0123abcd4567",
+    )
+    (tmp_path / "report.md").write_text(entry + "\n" + entry, encoding="utf-8")
+    assert reprint(tmp_path / "report.md", "r").decode() == entry + "\n" + entry

@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+from tui_fakes import Scene
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -88,3 +90,12 @@ def test_run_detach_plays_in_the_background_and_returns_at_once(tmp_path: Path) 
     assert time.monotonic() - started < 20
     assert "playing in the background (pid" in done.stdout
     _wait_for(lambda: "demo @ chatbot" in _report(tmp_path), 120, "the detached run's report entry")
+
+
+async def test_d_lets_go_of_the_screen_without_stopping_the_runs(scene: Scene) -> None:
+    app = scene.app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("d")
+        await pilot.pause()
+    assert app.detached == "key" and not app.is_running
+    assert scene.engine.stop_all_calls == 0  # the runs play on in this process

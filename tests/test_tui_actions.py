@@ -155,13 +155,13 @@ async def test_filters_and_folding(scene: Scene) -> None:
         await pilot.press("f")
         assert view.filter_mode == "messages" and view.virtual_size.height < shown
         await pilot.press("f")
-        assert view.filter_mode == "evaluations" and view.virtual_size.height == 2
+        assert view.filter_mode == "evaluations" and view.virtual_size.height == 3  # a date line, two lines
         view.focus()
         await pilot.press("up", "enter")
         assert view.cursor_event is not None and view.cursor_event.kind == "evaluation_logged"
-        assert view.virtual_size.height > 2  # the evaluation unfolded
+        assert view.virtual_size.height > 3  # the evaluation unfolded
         await pilot.press("f")
-        assert view.filter_mode == "errors" and view.virtual_size.height == 2
+        assert view.filter_mode == "errors" and view.virtual_size.height == 3
 
 
 async def test_report_answer_opens_the_transcript_at_the_evaluation(scene: Scene) -> None:

@@ -201,6 +201,7 @@ def _view(
         phase_text=_PHASE_TEXT,
         checks=checks,
         untold=untold,
+        loaded_sheets=["family", "car"],
         facts={
             "family": [Fact(id="2.1", text="Lena's birthday is March 14"), *untold["family"]],
             "car": [Fact(id="1.1", text="The car is insured with Aviva"), *untold["car"]],

@@ -1,224 +1,73 @@
-"""The main screen: runs pane, transcripts (split view when wide), phase pane and operator actions."""
+"""The main screen: the views of ``RunsScreen`` (runs pane or dashboard, transcripts, phase pane) and the
+operator's actions on one run or on all, with every key binding."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Coroutine
 
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
-from textual.reactive import reactive
-from textual.screen import Screen
-from textual.widgets import Footer, Static
 
-from engine.api import EngineApi, RunView
+from engine.api import RunView
 from engine.commands import Command, NewSession, NextPhase, Pause, PersonaNote, Resume
-from engine.events import ClockJumped, Event
+from mmb_tui.screens.bulk_actions import pause_or_resume_all, reported, start_all, startable
 from mmb_tui.screens.confirm_screen import ConfirmScreen
 from mmb_tui.screens.fact_editor_screen import FactEditorScreen
 from mmb_tui.screens.note_screen import NoteScreen
 from mmb_tui.screens.report_screen import AnswerRef, ReportScreen
-from mmb_tui.widgets.phase_pane import PhasePane
-from mmb_tui.widgets.run_column import RunColumn
-from mmb_tui.widgets.runs_table import RunsTable
+from mmb_tui.screens.runs_screen import RunsScreen
 
 log = logging.getLogger(__name__)
 QUEUED_NOTICE_AFTER = 0.5  # seconds: a command not applied by then is shown as queued
 
-WIDE = 160  # columns from which transcripts go side by side
-MIN_COLUMN = 48  # narrowest transcript column in the split view
-MAX_COLUMNS = 4
-VIEW_REFRESH = 0.25  # seconds: the runs table and phase pane repaint at most at 4 Hz
-CLOCK_TICK = 1.0
 
-
-class MainScreen(Screen[None]):
+class MainScreen(RunsScreen):
     BINDINGS = [
-        Binding("s", "start", "Start"),
-        Binding("p", "pause_resume", "Pause/Resume"),
-        Binding("n", "next_phase", "Next phase"),
-        Binding("e", "edit_fact", "Fact"),
-        Binding("m", "note", "Note"),
-        Binding("f", "cycle_filter", "Filter"),
-        Binding("v", "toggle_phase", "Phase"),
-        Binding("r", "reports", "Reports"),
-        Binding("N", "new_session", "New session", show=False),
-        Binding("R", "restart", "Restart", show=False),
+        Binding("s", "start", "Start", tooltip="Start the selected run, or resume it from its state"),
+        Binding("p", "pause_resume", "Pause", tooltip="Pause the selected run, or resume it"),
+        Binding("n", "next_phase", "Next", tooltip="Step the selected run to the next phase"),
+        Binding("e", "edit_fact", "Fact", tooltip="Edit a fact of a live sheet, or add one"),
+        Binding("m", "note", "Note", show=False, tooltip="Send the persona a note"),
+        Binding("v", "toggle_phase", "Phase", tooltip="Phase text, checks, untold facts, clock"),
+        Binding("o", "toggle_overview", "Overview", tooltip="Every run: its row and its last event"),
+        Binding("r", "reports", "Reports", tooltip="Browse the report and its imperfect answers"),
+        Binding("f", "cycle_filter", "Filter", show=False, tooltip="All, messages, evaluations, errors"),
+        Binding("slash", "search", "Search", show=False, tooltip="Search the selected transcript"),
+        Binding("g,colon", "go_to_event", "Go to event", show=False, tooltip="Go to event number N"),
+        Binding("z", "zoom", "Zoom", show=False, tooltip="The selected transcript alone, or all"),
+        Binding("S", "start_all", "Start all", show=False, tooltip="Start every idle or crashed run"),
+        Binding("P", "pause_resume_all", "Pause/resume all", show=False, tooltip="Pause all, or resume all"),
+        Binding("N", "new_session", "New session", show=False, tooltip="Switch the agent to a new session"),
+        Binding("R", "restart", "Restart", show=False, tooltip="Restart the selected run from scratch"),
         Binding("left_square_bracket", "step_run(-1)", "Previous run", show=False),
         Binding("right_square_bracket", "step_run(1)", "Next run", show=False),
     ]
 
-    selected_run: reactive[str | None] = reactive(None)
-    show_phase: reactive[bool] = reactive(False)
+    # ---- every run at once -------------------------------------------------------------------------
 
-    def __init__(self, engine: EngineApi, results_dir: Path, *, clock_frozen: bool = False) -> None:
-        super().__init__()
-        self.engine = engine
-        self.results_dir = results_dir
-        self.clock_frozen = clock_frozen
-        self.max_entries = 4000
-        self._dirty = True
-        self._last_jump: dict[str, ClockJumped] = {}
-        self._column_cache: list[RunColumn] = []
-
-    def compose(self) -> ComposeResult:
-        yield Static("", id="banner")
-        yield RunsTable(id="runs")
-        with Horizontal(id="work"):
-            with Horizontal(id="columns"):
-                for index in range(MAX_COLUMNS):
-                    yield RunColumn(max_entries=self.max_entries, id=f"column-{index}")
-            yield PhasePane(id="phase")
-        yield Footer(compact=True)
-
-    def on_mount(self) -> None:
-        self.refresh_views()
-        ids = self.engine.run_ids()
-        if ids and self.selected_run is None:
-            self.selected_run = ids[0]
-        self.set_interval(VIEW_REFRESH, self._tick, name="views")
-        if not self.clock_frozen:
-            self.set_interval(CLOCK_TICK, self.mark_dirty, name="clock")
-        self.query_one(RunsTable).focus()
-
-    # ---- engine events and the read model ------------------------------------------------------
-
-    def engine_event(self, run_id: str, event: Event) -> None:
-        """Called by the app's observer for every event of every run (must be cheap)."""
-        if isinstance(event, ClockJumped):
-            self._last_jump[run_id] = event
-        for column in self._columns():
-            if column.display and column.run_id == run_id:
-                column.add_event(event)
-        self._dirty = True
-
-    def mark_dirty(self) -> None:
-        self._dirty = True
-
-    def _tick(self) -> None:
-        if self._dirty:
-            self.refresh_views()
-
-    def _views(self) -> list[RunView]:
-        views = []
-        for run_id in self.engine.run_ids():
-            try:
-                views.append(self.engine.view(run_id))
-            except Exception:  # a run removed between run_ids() and view()
-                log.exception("view(%s) failed", run_id)
-        return views
-
-    def refresh_views(self) -> None:
-        self._dirty = False
-        views = self._views()
-        by_id = {view.run_id: view for view in views}
-        self.query_one(RunsTable).show_views(views)
-        if self.selected_run not in by_id:
-            self.selected_run = views[0].run_id if views else None
-        for column in self._columns():
-            if column.display and column.run_id:
-                column.update_view(by_id.get(column.run_id))
-        selected = by_id.get(self.selected_run) if self.selected_run else None
-        self.query_one(PhasePane).show(selected, self._last_jump.get(self.selected_run or ""))
-
-    def selected_view(self) -> RunView | None:
-        return self._view_or_none(self.selected_run) if self.selected_run is not None else None
-
-    # ---- layout ---------------------------------------------------------------------------------
-
-    def _columns(self) -> list[RunColumn]:
-        if not self._column_cache:  # fixed set, composed once; engine_event runs per event
-            self._column_cache = list(self.query(RunColumn))
-        return self._column_cache
-
-    def transcript_path(self, run_id: str) -> Path:
-        return self.results_dir / run_id / "transcript.jsonl"
-
-    def column_for(self, run_id: str) -> RunColumn | None:
-        return next((c for c in self._columns() if c.display and c.run_id == run_id), None)
-
-    def on_resize(self) -> None:
-        self._layout()
-
-    def watch_selected_run(self) -> None:
-        if not self.is_mounted or not self.query(PhasePane):
+    def action_start_all(self) -> None:
+        run_ids = startable(self.board.views())
+        if not run_ids:
+            self.notify("No idle or crashed run to start.", severity="warning")
             return
-        if self.selected_run is not None:
-            self.query_one(RunsTable).select_run(self.selected_run)
-        self._layout()
-        self.refresh_views()
+        self._confirm(
+            f"Start {len(run_ids)} run(s): [b]{', '.join(run_ids)}[/b]?\n\n"
+            "Stopped runs resume from their state.",
+            lambda: self._bulk("Start all", start_all(self.engine, run_ids)),
+            yes="Start all",
+        )
 
-    def watch_show_phase(self) -> None:
-        self._layout()
+    def action_pause_resume_all(self) -> None:
+        what, work = pause_or_resume_all(self.engine, self.board.views())
+        if work is None:
+            self.notify(what, severity="warning")
+        else:
+            self._bulk(what, work)
 
-    def _layout(self) -> None:
-        if not self.is_mounted or not self.query(RunColumn):
-            return
-        wide = self.size.width >= WIDE
-        self.set_class(wide, "-wide")
-        self.set_class(not wide, "-narrow")
-        self.set_class(self.show_phase, "-show-phase")
-        ids = self.engine.run_ids()
-        shown: list[str] = []
-        if self.selected_run in ids:
-            count = 1
-            if wide:
-                room = self.size.width - (50 if self.show_phase else 0)
-                count = max(1, min(MAX_COLUMNS, len(ids), room // MIN_COLUMN))
-            first = (ids.index(self.selected_run) // count) * count
-            shown = ids[first : first + count]
-        for index, column in enumerate(self._columns()):
-            if index < len(shown):
-                run_id = shown[index]
-                column.display = True
-                if column.run_id != run_id:
-                    column.show_run(run_id, self.transcript_path(run_id))
-                    self._remember_last_jump(run_id, column)
-                column.set_class(run_id == self.selected_run and len(shown) > 1, "-selected")
-                column.update_view(self._view_or_none(run_id))
-            else:
-                column.display = False
-                column.run_id = None  # reloaded from the file when shown again
+    def _bulk(self, what: str, work: Coroutine[None, None, tuple[str, bool]]) -> None:
+        self.app.run_worker(reported(self, what, work), name=what, exit_on_error=False)
         self._dirty = True
-
-    def _remember_last_jump(self, run_id: str, column: RunColumn) -> None:
-        if run_id not in self._last_jump:
-            jumps = [e for e in column.transcript.events if isinstance(e, ClockJumped)]
-            if jumps:
-                self._last_jump[run_id] = jumps[-1]
-
-    def _view_or_none(self, run_id: str) -> RunView | None:
-        try:
-            return self.engine.view(run_id)
-        except Exception:
-            log.exception("view(%s) failed", run_id)
-            return None
-
-    def on_runs_table_run_selected(self, message: RunsTable.RunSelected) -> None:
-        self.selected_run = message.run_id
-
-    def action_step_run(self, step: int) -> None:
-        ids = self.engine.run_ids()
-        if ids and self.selected_run in ids:
-            self.selected_run = ids[(ids.index(self.selected_run) + step) % len(ids)]
-
-    def action_toggle_phase(self) -> None:
-        self.show_phase = not self.show_phase
-
-    def action_cycle_filter(self) -> None:
-        column = self.column_for(self.selected_run or "")
-        if column is not None:
-            column.transcript.action_cycle_filter()
-
-    # ---- config errors ---------------------------------------------------------------------------
-
-    def show_banner(self, text: str) -> None:
-        banner = self.query_one("#banner", Static)
-        banner.update(text)
-        banner.set_class(bool(text), "-visible")
 
     # ---- operator actions --------------------------------------------------------------------------
 
@@ -338,7 +187,12 @@ class MainScreen(Screen[None]):
         if not view.facts:
             self.notify(f"{view.run_id} has not started: it has no live sheet yet.", severity="warning")
             return
-        self.app.push_screen(FactEditorScreen(view.run_id, view.facts, loaded=sorted(view.untold)), edited)
+        self.app.push_screen(
+            FactEditorScreen(
+                view.run_id, view.facts, loaded=[n for n in sorted(view.untold) if view.untold[n]]
+            ),
+            edited,
+        )
 
     def action_new_session(self) -> None:
         view = self._need_run()
@@ -371,10 +225,11 @@ class MainScreen(Screen[None]):
 
     def _open_answer(self, ref: AnswerRef | None) -> None:
         if ref is not None:
-            self.open_evaluation(*ref)
+            self.open_evaluation(ref.run_id, ref.check_id, ref.event_n)
 
-    def open_evaluation(self, run_id: str, check_id: str) -> None:
-        """Show ``run_id``'s transcript scrolled to its latest evaluation of ``check_id``."""
+    def open_evaluation(self, run_id: str, check_id: str, event_n: int | None = None) -> None:
+        """Show ``run_id``'s transcript at its evaluation of ``check_id``: event ``event_n`` (loading the events
+        around it when it is older than the loaded tail), or without a number the latest such evaluation."""
         if run_id not in self.engine.run_ids():
             self.notify(f"{run_id} is not in the config any more.", severity="warning")
             return
@@ -384,12 +239,23 @@ class MainScreen(Screen[None]):
         if column is None:
             return
         column.show_run(run_id, self.transcript_path(run_id), reload=True)
-        found = column.transcript.jump_to(
-            lambda event: event.kind == "evaluation_logged" and event.check_id == check_id
-        )
-        column.transcript.focus()
-        if not found:
+        transcript = column.transcript
+        transcript.focus()
+        if event_n is None:  # an entry written before event numbers
+            if not transcript.jump_to(lambda e: e.kind == "evaluation_logged" and e.check_id == check_id):
+                self.notify(
+                    f"No evaluation of {check_id} in the last {transcript.max_entries} events of {run_id}.",
+                    severity="warning",
+                )
+            return
+        landed = transcript.cursor_event if column.go_to_event(event_n) else None
+        if landed is None or landed.kind != "evaluation_logged" or landed.check_id != check_id:
             self.notify(
-                f"No evaluation of {check_id} in the last {column.transcript.max_entries} events of {run_id}.",
+                f"{run_id}'s transcript no longer holds event #{event_n} as its evaluation of {check_id}.",
                 severity="warning",
+            )
+        elif transcript.detached:
+            first, last = transcript.span
+            self.notify(
+                f"Event #{event_n} is older than the loaded tail: showing #{first}–#{last} (End: the tail)."
             )

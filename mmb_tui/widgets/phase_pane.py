@@ -82,9 +82,16 @@ class PhasePane(VerticalScroll):
     def _untold(view: RunView) -> Text:
         count = sum(len(facts) for facts in view.untold.values())
         text = Text(f"Untold facts of the loaded sheets ({count})", style="bold")
-        if not view.untold:
+        if view.loaded_sheets and not count:
+            text.append("\n  ✔ all facts of the loaded sheets told", style="green")
+        elif view.facts and not view.loaded_sheets:
             text.append("\n  no sheet loaded yet", style="dim")
-        for sheet, facts in view.untold.items():
+        elif not count:
+            started = view.status != "idle" or view.phase_index > 0 or view.evaluations > 0
+            text.append(
+                "\n  shown while the run plays here" if started else "\n  no sheet loaded yet", style="dim"
+            )
+        for sheet, facts in ((sheet, facts) for sheet, facts in view.untold.items() if facts):
             text.append(f"\n{sheet}", style="bold underline")
             text.append(f" ({len(facts)})", style="dim")
             for fact in facts:

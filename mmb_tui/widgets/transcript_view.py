@@ -3,7 +3,9 @@
 Events live in a bounded deque (older ones stay in ``transcript.jsonl``); there is no widget per event.
 Folded entries have a width-independent height, so appending is O(1); only expanded entries are wrapped.
 Appends are coalesced: at most one repaint per ``FLUSH_INTERVAL``. The view follows the tail only while
-the user is at the bottom.
+the user is at the bottom. The first event of each day gets a date line above it, so times never seem to go
+back after a night. A window loaded around an older event (``load(..., detached=True)``) takes no live
+events: End asks its column to load the tail again (``TailWanted``).
 """
 
 from __future__ import annotations
@@ -14,26 +16,19 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from rich.console import Group, RenderableType
-from rich.padding import Padding
-from rich.text import Text
 from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Size
+from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from engine.events import Event
-from mmb_tui.event_render import FILTER_MODES, FilterMode, expanded_parts, folded_lines, passes
+from mmb_tui.event_render import FILTER_MODES, FilterMode, folded_lines, passes
+from mmb_tui.transcript_lines import Entry, day_of, entry_strips, pick_match, searchable
 
-
-@dataclass(eq=False)
-class _Entry:
-    uid: int
-    event: Event
-    folded: list[Text]
-    expanded: bool = False
+_MATCH = Binding.Group("Match", compact=True)  # n N in the footer while a search is on
 
 
 class TranscriptView(ScrollView, can_focus=True):
@@ -44,30 +39,26 @@ class TranscriptView(ScrollView, can_focus=True):
     BINDINGS = [
         Binding("up,k", "cursor_up", "Up", show=False),
         Binding("down,j", "cursor_down", "Down", show=False),
-        Binding("enter", "toggle_fold", "Fold/unfold"),
-        Binding("end,G", "follow", "Follow tail"),
+        Binding("enter", "toggle_fold", "Fold/unfold", show=False, tooltip="Fold or unfold the event"),
+        Binding("end,G", "follow", "Follow tail", show=False, tooltip="Jump to the tail and follow it"),
         Binding("home", "top", "Top", show=False),
-        Binding("f", "cycle_filter", "Filter"),
+        Binding("f", "cycle_filter", "Filter", show=False),
+        Binding("n", "next_match", "Next match", tooltip="The next match of the search", group=_MATCH),
+        Binding("N", "previous_match", "Previous match", tooltip="The match before", group=_MATCH),
+        Binding("escape", "clear_search", "End search", show=False, tooltip="Clear the search"),
     ]
 
-    COMPONENT_CLASSES = {"transcript-view--cursor"}
+    COMPONENT_CLASSES = {"transcript-view--cursor"}  # styled in app.tcss
 
-    DEFAULT_CSS = """
-    TranscriptView {
-        overflow-x: hidden;
-        overflow-y: auto;
-    }
-    TranscriptView > .transcript-view--cursor {
-        background: $accent 30%;
-    }
-    TranscriptView:focus > .transcript-view--cursor {
-        background: $accent 50%;
-        text-style: bold;
-    }
-    """
+    @dataclass
+    class TailWanted(Message):
+        """End was pressed in a window that does not reach the transcript's end: load the tail."""
 
     filter_mode: reactive[FilterMode] = reactive("all")
     following: reactive[bool] = reactive(True)
+    search_query: reactive[str] = reactive("")
+    match_label: reactive[str] = reactive("")  # "2/5", "no match"
+    detached: reactive[bool] = reactive(False)  # the window does not reach the end: live events not added
 
     def __init__(
         self,
@@ -79,10 +70,11 @@ class TranscriptView(ScrollView, can_focus=True):
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.max_entries = max_entries
-        self._entries: deque[_Entry] = deque()
-        self._visible: list[_Entry] = []
+        self._entries: deque[Entry] = deque()
+        self._visible: list[Entry] = []
         self._starts: list[int] = []
         self._total = 0
+        self._last_day = ""
         self._cursor: int | None = None
         self._uid = 0
         self._last_n = 0
@@ -90,7 +82,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self._flush_scheduled = False
         self._last_flush = 0.0
         self._width = 0
-        self._cache: LRUCache[tuple[int, int, bool], list[Strip]] = LRUCache(2048)
+        self._cache: LRUCache[tuple[int, int, bool, bool, str], list[Strip]] = LRUCache(2048)
 
     # ---- feeding -------------------------------------------------------------------------------
 
@@ -103,6 +95,12 @@ class TranscriptView(ScrollView, can_focus=True):
     def pending(self) -> int:
         return len(self._pending)
 
+    @property
+    def span(self) -> tuple[int, int]:
+        """The numbers (``n``) of the first and the last event held, (0, 0) when empty."""
+        events = self.events
+        return (events[0].n, events[-1].n) if events else (0, 0)
+
     def clear(self) -> None:
         self._entries.clear()
         self._pending.clear()
@@ -110,16 +108,22 @@ class TranscriptView(ScrollView, can_focus=True):
         self._cursor = None
         self._cache.clear()
         self._rebuild()
+        self.detached = False
         self.following = True
+        self._update_size(follow=True)  # repaint now: an empty transcript must not show the last one's lines
 
-    def load(self, events: Iterable[Event]) -> None:
-        """Replace the content with ``events`` (a run's past), rendered at once."""
+    def load(self, events: Iterable[Event], *, detached: bool = False) -> None:
+        """Replace the content with ``events`` (a run's past), rendered at once; ``detached``: they do not
+        reach the transcript's end, so live events are not added until the tail is loaded again."""
         self.clear()
+        self.detached = detached
         self._pending.extend(events)
         self.flush()
 
     def append(self, event: Event) -> None:
         """Queue a live event; repaints are coalesced."""
+        if self.detached:
+            return  # it is in the file; End loads the tail with it
         self._pending.append(event)
         if self._flush_scheduled:
             return
@@ -143,12 +147,10 @@ class TranscriptView(ScrollView, can_focus=True):
                 continue  # already loaded from the file
             self._last_n = max(self._last_n, event.n)
             self._uid += 1
-            entry = _Entry(self._uid, event, folded_lines(event))
+            entry = Entry(self._uid, event, folded_lines(event))
             self._entries.append(entry)
             if passes(event, self.filter_mode):
-                self._visible.append(entry)
-                self._starts.append(self._total)
-                self._total += self._height(entry, width)
+                self._show(entry, width)
         if len(self._entries) > self.max_entries + self.max_entries // 10:
             self._trim()
         self._update_size(follow=self.following)
@@ -164,15 +166,20 @@ class TranscriptView(ScrollView, can_focus=True):
         if not self.following:
             self.scroll_to(y=max(0, self.scroll_y - (before - self._total)), animate=False, immediate=True)
 
+    def _show(self, entry: Entry, width: int) -> None:
+        day = day_of(entry.event)
+        entry.day_break = bool(day) and day != self._last_day
+        self._last_day = day or self._last_day
+        self._visible.append(entry)
+        self._starts.append(self._total)
+        self._total += self._height(entry, width)
+
     def _rebuild(self) -> None:
         width = self._content_width()
-        self._visible = [e for e in self._entries if passes(e.event, self.filter_mode)]
-        self._starts = []
-        total = 0
-        for entry in self._visible:
-            self._starts.append(total)
-            total += self._height(entry, width)
-        self._total = total
+        self._visible, self._starts, self._total, self._last_day = [], [], 0, ""
+        for entry in self._entries:
+            if passes(entry.event, self.filter_mode):
+                self._show(entry, width)
 
     def _update_size(self, *, follow: bool) -> None:
         self.virtual_size = Size(self._content_width(), self._total)
@@ -189,28 +196,17 @@ class TranscriptView(ScrollView, can_focus=True):
     def _content_width(self) -> int:
         return max(1, self.scrollable_content_region.width) if self.is_mounted else 80
 
-    def _height(self, entry: _Entry, width: int) -> int:
-        return len(self._strips(entry, width)) if entry.expanded else len(entry.folded)
-
-    def _strips(self, entry: _Entry, width: int) -> list[Strip]:
-        key = (entry.uid, width, entry.expanded)
-        cached = self._cache.get(key)
-        if cached is not None:
-            return cached
-        console = self.app.console
-        style = self.rich_style
+    def _height(self, entry: Entry, width: int) -> int:
         if entry.expanded:
-            head, body = expanded_parts(entry.event)
-            renderable: RenderableType = head if body is None else Group(head, Padding(body, (0, 0, 0, 8)))
-            lines = console.render_lines(renderable, console.options.update_width(width), style=style)
-            strips = [Strip(line, width) for line in lines]
-        else:
-            options = console.options.update(width=width, no_wrap=True, overflow="ellipsis")
-            strips = []
-            for text in entry.folded:
-                line = console.render_lines(text, options, style=style)[0]
-                strips.append(Strip(line).adjust_cell_length(width, style))
-        self._cache[key] = strips
+            return len(self._strips(entry, width))
+        return len(entry.folded) + entry.day_break
+
+    def _strips(self, entry: Entry, width: int) -> list[Strip]:
+        key = (entry.uid, width, entry.expanded, entry.day_break, self.search_query)
+        strips = self._cache.get(key)
+        if strips is None:
+            strips = entry_strips(self.app.console, self.rich_style, entry, width, self.search_query)
+            self._cache[key] = strips
         return strips
 
     def render_line(self, y: int) -> Strip:
@@ -222,7 +218,7 @@ class TranscriptView(ScrollView, can_focus=True):
         strips = self._strips(self._visible[index], width)
         offset = line_no - self._starts[index]
         strip = strips[offset] if offset < len(strips) else Strip.blank(width, self.rich_style)
-        if index == self._cursor:
+        if index == self._cursor and not (offset == 0 and self._visible[index].day_break):
             strip = strip.apply_style(self.get_component_rich_style("transcript-view--cursor"))
         return strip
 
@@ -232,7 +228,7 @@ class TranscriptView(ScrollView, can_focus=True):
             self._width = width
             if any(e.expanded for e in self._visible):
                 self._rebuild()
-            self._update_size(follow=self.following)
+        self._update_size(follow=self.following)  # a shorter view (a dashboard above it) keeps the tail
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
@@ -306,6 +302,9 @@ class TranscriptView(ScrollView, can_focus=True):
         self._show_cursor()
 
     def action_follow(self) -> None:
+        if self.detached:
+            self.post_message(self.TailWanted())
+            return
         self._cursor = None
         self.following = True
         self.scroll_end(animate=False, immediate=True)
@@ -332,3 +331,53 @@ class TranscriptView(ScrollView, can_focus=True):
                 self._show_cursor(top=True)
                 return True
         return False
+
+    # ---- search --------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("next_match", "previous_match", "clear_search"):
+            return bool(self.search_query)  # otherwise n, N and Esc are the screen's
+        return True
+
+    def watch_search_query(self) -> None:
+        self.refresh_bindings()
+        self.refresh()
+
+    def search(self, query: str) -> bool:
+        """Highlight ``query`` (any case) and put the cursor on the nearest match at or above the cursor (or
+        the bottom of the view); n and N step through the matches."""
+        self.flush()
+        self.search_query = query.strip()
+        self.match_label = ""
+        return bool(self.search_query) and self._go_to_match(0)
+
+    def _matches(self) -> list[int]:
+        query = self.search_query.casefold()
+        matches = []
+        for index, entry in enumerate(self._visible):
+            if entry.text is None:
+                entry.text = searchable(entry.event)
+            if query in entry.text:
+                matches.append(index)
+        return matches
+
+    def _go_to_match(self, step: int) -> bool:
+        matches = self._matches()
+        if not matches:
+            self.match_label = "no match"
+            return False
+        origin = self._cursor if self._cursor is not None else self._bottom_visible_index()
+        self._cursor = pick_match(matches, origin, step)
+        self.match_label = f"{matches.index(self._cursor) + 1}/{len(matches)}"
+        self._show_cursor()
+        return True
+
+    def action_next_match(self) -> None:
+        self._go_to_match(1)
+
+    def action_previous_match(self) -> None:
+        self._go_to_match(-1)
+
+    def action_clear_search(self) -> None:
+        self.search_query = ""
+        self.match_label = ""
