@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from adapters.base import AdapterContext, AdapterError, BaseAdapter, Delivery
+from adapters.base import AdapterContext, AdapterError, BaseAdapter
 from adapters.options import check_known, opt_str
 from engine.models.base import ChatModel, Message, ModelError
 from engine.sanitize import valid_text
@@ -21,6 +21,7 @@ SYSTEM = "You are a helpful personal assistant. Be concise and exact with number
 class ChatbotAdapter(BaseAdapter):
     name: ClassVar[str] = "chatbot"
     supports_new_conversation: ClassVar[bool] = False
+    checkpointed = True  # a message and its reply join the history together, which the checkpoint keeps
     supports_virtual_time: ClassVar[bool] = True  # every user message is stamped with the virtual time
 
     def __init__(self, ctx: AdapterContext) -> None:
@@ -79,11 +80,6 @@ class ChatbotAdapter(BaseAdapter):
         self._append({"role": "user", "content": text})
         self._append({"role": "assistant", "content": reply})
         self.record_reply(reply or "(empty reply)")
-
-    async def check_delivery(self, text: str) -> Delivery:
-        """A message and its reply join the history together, which the checkpoint keeps: one in flight at a
-        kill or a timeout never arrived."""
-        return "absent"
 
     async def destroy_session(self) -> None:
         self.history = []

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from adapters.base import AdapterContext, AdapterError, BaseAdapter, Delivery
+from adapters.base import AdapterContext, AdapterError, BaseAdapter
 from adapters.options import check_known, opt_choice, opt_number, opt_str, require
 from engine.sanitize import valid_text
 
@@ -43,6 +43,9 @@ class OpenAIEndpointAdapter(BaseAdapter):
             raise ValueError("mode: 'stateful' needs session_header or session_field")
         self.reply_timeout = float(opt_number(options, "reply_timeout", 300.0, 1, 24 * 3600) or 300)
         self.history: list[dict[str, str]] = []
+        # stateless: the history (kept with the checkpoint) gains a turn only with its reply;
+        # stateful: the endpoint's memory is out of reach
+        self.checkpointed = self.mode == "stateless"
         self.session_id = uuid.uuid4().hex
 
     def _api_key(self) -> str:
@@ -76,11 +79,6 @@ class OpenAIEndpointAdapter(BaseAdapter):
         reply = self.record_reply(self.read_chat_reply(response, "choices", 0, "message", "content"))
         if self.mode == "stateless":
             self.history += [turn, {"role": "assistant", "content": reply.text}]
-
-    async def check_delivery(self, text: str) -> Delivery:
-        """Stateless: the history (kept with the checkpoint) gains a turn only with its reply, so a message in
-        flight never arrived. Stateful: the endpoint's memory is out of reach."""
-        return "absent" if self.mode == "stateless" else "unknown"
 
     async def start_new_conversation(self) -> None:
         self.history = []

@@ -87,6 +87,11 @@ SESSION_KEY = f"agent:main:{SESSION}"
 API_KEY_ENV = "BENCH_LLM_API_KEY"
 
 
+# OpenClaw writes its own notes into the session as user messages, e.g. after a gateway restart:
+# "[System] Your previous turn was interrupted by a gateway restart … Continue from the existing transcript"
+OWN_NOTE = "[System]"
+
+
 class OpenClawAdapter(LocalAgentAdapter):
     """Drives a local OpenClaw gateway (``openclaw gateway run``)."""
 
@@ -188,22 +193,7 @@ class OpenClawAdapter(LocalAgentAdapter):
         messages = payload.get("messages") if isinstance(payload, dict) else None
         if not isinstance(messages, list):
             return None
-        session: list[tuple[str, str]] = []
-        for message in messages:
-            if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
-                continue
-            content = message.get("content")
-            if isinstance(content, list):
-                if any(isinstance(part, dict) and part.get("type") == "toolCall" for part in content):
-                    continue  # a step of the turn, not its reply
-                content = "".join(
-                    str(part.get("text", ""))
-                    for part in content
-                    if isinstance(part, dict) and part.get("type") == "text"
-                )
-            if isinstance(content, str):
-                session.append((str(message["role"]), content))
-        return session
+        return session_of(messages)
 
     async def gateway_call(self, method: str, params: dict[str, Any]) -> Any:
         """One request over the gateway's WebSocket (operator connection); returns its payload."""
@@ -471,3 +461,27 @@ def _read_config(path: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def session_of(messages: list[Any]) -> list[tuple[str, str]]:
+    """``chat.history`` messages as ``(role, text)``: user messages and final replies (an assistant
+    message's text parts; tool calls and results left out, and OpenClaw's own notes to itself)."""
+    session: list[tuple[str, str]] = []
+    for message in messages:
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            if any(isinstance(part, dict) and part.get("type") == "toolCall" for part in content):
+                continue  # a step of the turn, not its reply
+            content = "".join(
+                str(part.get("text", ""))
+                for part in content
+                if isinstance(part, dict) and part.get("type") == "text"
+            )
+        if not isinstance(content, str):
+            continue
+        if message["role"] == "user" and content.startswith(OWN_NOTE):
+            continue  # OpenClaw's own note (a restart's recovery turn), not a message of ours
+        session.append((str(message["role"]), content))
+    return session

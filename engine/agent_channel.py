@@ -16,7 +16,7 @@ from engine.events import (
     SessionSwitched,
 )
 from engine.grading import keep_exchange
-from engine.recorder import Recorder
+from engine.recorder import ChannelRecorder
 from engine.run_parts import RunSettings
 from engine.sanitize import shorten_reply, valid_text
 
@@ -32,7 +32,7 @@ REDELIVERY: dict[Delivery, Redelivery] = {
 class AgentChannel:
     def __init__(
         self,
-        recorder: Recorder,
+        recorder: ChannelRecorder,
         adapter: AgentAdapter,
         settings: RunSettings,
         run_id: str,
@@ -59,6 +59,8 @@ class AgentChannel:
             rec.emit(MessageSent(text=text, redelivery=redelivery))
             rec.state.messages_sent += 1
             if redelivery != "collected":
+                if not self.adapter.checkpointed:  # a resume must know every message sent before this one
+                    await rec.flushed()
                 try:
                     await asyncio.wait_for(self.adapter.send_message(text), settings.agent_reply_timeout)
                 except TimeoutError:

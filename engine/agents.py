@@ -106,6 +106,9 @@ class AgentAdapter(ABC):
         name: the agent's name in events and reports (``chatbot``, ``hermes``).
         supports_new_conversation: ``start_new_conversation`` really clears the agent's context.
         supports_virtual_time: ``set_virtual_time`` moves the agent's clock (multi-day scenarios need it).
+        checkpointed: the agent's whole conversation is in ``export_state``, so the checkpoint is exact
+            and a message in flight at a kill never arrived; otherwise the engine writes the checkpoint
+            before each message, so that a resume knows every message sent before the one in flight.
 
     Errors: any method may raise ``AdapterError`` for a failure of the agent (the run then waits and can be
     resumed or revived); ``__init__`` raises ``ValueError`` naming the option for a bad run key. Anything else
@@ -115,6 +118,7 @@ class AgentAdapter(ABC):
     name: ClassVar[str] = ""
     supports_new_conversation: ClassVar[bool] = False
     supports_virtual_time: ClassVar[bool] = False
+    checkpointed: bool = False  # the whole conversation lives in export_state (see check_delivery)
 
     def __init__(self, ctx: AdapterContext) -> None:
         """Keep ``ctx`` and validate ``ctx.options``; start nothing yet (that is ``create_session``).
@@ -195,7 +199,7 @@ class AgentAdapter(ABC):
         ``"unknown"``: the adapter cannot tell (sent again, marked possibly duplicated). Default:
         ``"unknown"``; an adapter whose conversation lives in ``export_state`` returns ``"absent"`` (the
         checkpoint it resumed from predates the send)."""
-        return "unknown"
+        return "absent" if self.checkpointed else "unknown"
 
     async def close(self) -> None:
         """Release processes and ports; called in ``finally`` and before a revive. The agent's memory stays

@@ -7,6 +7,7 @@ the run itself.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +18,7 @@ from engine.clock import Clock, monotonic
 from engine.events import Event, RunStatus, StatusChanged
 from engine.liveness import Liveness
 from engine.sanitize import printable
-from engine.state import RunState, StateWriter
+from engine.state import RunState, StateSaveError, StateWriter
 from engine.transcript import Transcript
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,12 @@ class Recorder(Protocol):
     def emit(self, event: Event) -> None: ...
     def save(self) -> None: ...
     def set_status(self, status: RunStatus, reason: str = "") -> None: ...
+
+
+class ChannelRecorder(Recorder, Protocol):
+    """What the agent channel needs besides: to wait for the last checkpoint before a message goes out."""
+
+    async def flushed(self) -> None: ...
 
 
 class RunRecorder:
@@ -91,6 +98,11 @@ class RunRecorder:
         if (self.state.status, self.state.reason) != (status, reason):
             self.state.status, self.state.reason = status, reason
             self.emit(StatusChanged(status=status, reason=reason))
+
+    async def flushed(self) -> None:
+        """Wait until the last checkpoint is on disk; a failure stays in ``writer.failure`` for the run loop."""
+        with contextlib.suppress(StateSaveError):
+            await self.writer.flush()
 
     async def close(self) -> None:
         """Flush the last checkpoint and close the transcript."""

@@ -10,6 +10,7 @@ import pytest
 from adapters.base import AdapterContext
 from adapters.hermes import HermesAdapter
 from adapters.local_agent import delivery_in
+from adapters.openclaw import session_of
 from engine.clock import Clock
 
 
@@ -61,3 +62,27 @@ def test_the_agent_environment_is_built_from_nothing(tmp_path: Path, monkeypatch
 async def test_check_delivery_is_unknown_without_a_running_agent(tmp_path: Path) -> None:
     ctx = AdapterContext("r", tmp_path, {}, Clock(), lambda name: None)  # type: ignore[arg-type,return-value]
     assert await HermesAdapter(ctx).check_delivery("Hi.") == "unknown"
+
+
+def test_openclaws_own_recovery_note_does_not_hide_a_message_it_answered() -> None:
+    """After a gateway restart OpenClaw resumes an interrupted turn with its own "[System] …" user message
+    and answers it: the persona's message is then delivered and answered, not absent (sent twice)."""
+    history = [
+        {"role": "user", "content": "What is my gym locker number?"},
+        {
+            "role": "user",
+            "content": "[System] Your previous turn was interrupted by a gateway restart. Continue.",
+        },
+        {"role": "assistant", "content": [{"type": "toolCall", "name": "memory_search"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "My gym locker is number 212."}]},
+    ]
+    session = session_of(history)
+    assert session == [
+        ("user", "What is my gym locker number?"),
+        ("assistant", "My gym locker is number 212."),
+    ]
+    assert delivery_in(session, "What is my gym locker number?") == (
+        "replied",
+        "My gym locker is number 212.",
+    )
+    assert delivery_in(session_of(history[:2]), "What is my gym locker number?") == ("unanswered", None)
