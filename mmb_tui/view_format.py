@@ -22,6 +22,7 @@ STATUS_STYLES: dict[RunStatus, str] = {
 IN_FLIGHT: tuple[RunStatus, ...] = ("running", "paused", "waiting")
 WAITING_MARK = "⚠"  # a run that waits for the operator (a fault outlived its retries, a stuck persona)
 PAUSE_PENDING_MARK = "⏸"
+ELSEWHERE_MARK = "↗"  # a run another process plays (watched and steered from here)
 
 
 def parse_clock(iso: str) -> datetime | None:
@@ -92,6 +93,8 @@ def status_text(view: RunView, now: float, width: int = 26) -> Text:
     cells."""
     style = STATUS_STYLES.get(view.status, "")
     text = Text(no_wrap=True, overflow="ellipsis")
+    if view.owner:
+        text.append(f"{ELSEWHERE_MARK} ", style="bold cyan")
     doing = activity_label(view.activity, now) if view.status == "running" else ""
     if doing:  # a running run shows what it waits for instead of the word
         text.append(doing, style=style)

@@ -46,3 +46,12 @@ def test_expanded_evaluation_in_the_transcript(snap_compare: Any, scene: Scene) 
         await pilot.pause()
 
     assert snap_compare(scene.app(), terminal_size=(80, 24), run_before=open_answer)
+
+
+def test_a_run_played_by_another_process_is_shown_attached(snap_compare: Any, scene: Scene) -> None:
+    owner = "pid 4242 on bench-1 (headless, since 2026-08-20 09:58:12 UTC)"
+    view = scene.engine.views["hermes-1"]
+    scene.engine.views["hermes-1"] = view.model_copy(
+        update={"status": "running", "reason": f"played by {owner}", "owner": owner}
+    )
+    assert snap_compare(scene.app(), terminal_size=(80, 24), press=["down"])

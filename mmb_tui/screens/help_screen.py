@@ -54,6 +54,7 @@ GLYPHS: list[tuple[str, str]] = [
     ("⛔ / ✔", "the next phase waits for the gates listed / is open"),
     ("✔ 10 / ○ –", "a check of the phase graded (its score) / not yet graded"),
     ("⚠ / ⏸", "a run waiting for the operator / a pause still pending"),
+    ("↗", "a run another process plays (its owner in the status line): watched and steered from here"),
     ("⏩", "clock jumps so far (the phase pane's clock turns amber)"),
     ("#12–#340", "in a status line: a window of older events; End loads the tail"),
 ]
