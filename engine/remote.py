@@ -172,8 +172,8 @@ class ControlServer:
                     return
                 writer.write(_line(reply))
                 await writer.drain()
-        except (ConnectionError, ValueError, asyncio.IncompleteReadError):
-            pass  # a viewer that went away, or sent a line longer than MAX_LINE
+        except (ConnectionError, ValueError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            pass  # a viewer that went away, sent a line longer than MAX_LINE, or the run ended
         except Exception:  # a bug must end this viewer's connection, never the run
             log.exception("control socket %s: request failed", self.path)
         finally:

@@ -15,10 +15,14 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from engine.config import Config
+from engine.run_lock import owner_of
 from engine.scheduler import Scheduler
+
+DETACH_START_SECONDS = 30  # for the background process to take its runs' locks
 
 log = logging.getLogger(__name__)
 
@@ -69,9 +73,15 @@ async def play_app(scheduler: Scheduler, config_path: Path, start: list[str]) ->
 
 def detach_runs(config: Config, config_path: Path, run_ids: list[str]) -> int:
     """``mmb-tui run RUN… --detach``: play the runs headless in a new background process (its own session,
-    no terminal), output to ``results/mmb-tui.log``; print how to watch it."""
+    no terminal), output to ``results/mmb-tui.log``; say so only once it holds every run's lock."""
     results = config.results_path()
+    for run_id in run_ids:
+        owner = owner_of(results / run_id)
+        if owner:
+            print(f"mmb-tui: run {run_id} is being played by {owner}: nothing started", file=sys.stderr)
+            return 2
     results.mkdir(parents=True, exist_ok=True)
+    log_path = results / "mmb-tui.log"
     command = [
         sys.executable,
         "-m",
@@ -82,12 +92,28 @@ def detach_runs(config: Config, config_path: Path, run_ids: list[str]) -> int:
         *run_ids,
         "--headless",
     ]
-    with open(results / "mmb-tui.log", "ab") as out:
+    with open(log_path, "ab") as out:
         process = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True
         )
+    deadline = time.monotonic() + DETACH_START_SECONDS
+    waiting = list(run_ids)
+    while waiting and time.monotonic() < deadline and process.poll() is None:
+        waiting = [r for r in waiting if f"pid {process.pid} " not in owner_of(results / r)]
+        time.sleep(0.1)
+    if process.poll() is not None and process.returncode != 0:
+        print(
+            f"mmb-tui: the background process ended at once (exit {process.returncode}); see {log_path}",
+            file=sys.stderr,
+        )
+        return 2
+    if waiting:
+        print(
+            f"mmb-tui: pid {process.pid} started but has not taken {', '.join(waiting)} yet; see {log_path}"
+        )
+        return 0
     print(
         f"mmb-tui: {', '.join(run_ids)} playing in the background (pid {process.pid}); "
-        f"output in {results / 'mmb-tui.log'}; `mmb-tui` watches and steers them."
+        f"output in {log_path}; `mmb-tui` watches and steers them."
     )
     return 0

@@ -120,6 +120,13 @@ class MainScreen(RunsScreen):
         if view.status in ("running", "paused"):
             self.notify(f"{view.run_id} is already {view.status}.", severity="warning")
             return
+        if view.status == "finished" and view.phase_index + 1 >= view.total_phases:
+            self.notify(
+                f"{view.run_id} has finished (phase {view.phase_index + 1}/{view.total_phases}): "
+                "append chapters to continue it, or R to restart it from scratch.",
+                severity="warning",
+            )
+            return
         self.app.run_worker(self.engine.start(view.run_id), name=f"start {view.run_id}", exit_on_error=False)
         self.notify(f"Starting {view.run_id}…" if view.status == "idle" else f"Resuming {view.run_id}…")
         self._dirty = True
