@@ -2,10 +2,11 @@
 
 Events live in a bounded deque (older ones stay in ``transcript.jsonl``); there is no widget per event.
 Folded entries have a width-independent height, so appending is O(1); only expanded entries are wrapped.
-Appends are coalesced: at most one repaint per ``FLUSH_INTERVAL``. The view follows the tail only while
-the user is at the bottom. The first event of each day gets a date line above it, so times never seem to go
-back after a night. A window loaded around an older event (``load(..., detached=True)``) takes no live
-events: End asks its column to load the tail again (``TailWanted``).
+Appends are coalesced: at most one repaint per ``FLUSH_INTERVAL``, and a repaint styles only the new lines
+(``TailScrollView``). The view follows the tail only while the user is at the bottom. The first event of
+each day gets a date line above it, so times never seem to go back after a night. A window loaded around an
+older event (``load(..., detached=True)``) takes no live events: End asks its column to load the tail again
+(``TailWanted``).
 """
 
 from __future__ import annotations
@@ -18,20 +19,19 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 from textual.cache import LRUCache
-from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from engine.events import Event
 from mmb_tui.event_render import FILTER_MODES, FilterMode, folded_lines, passes
 from mmb_tui.transcript_lines import Entry, day_of, entry_strips, pick_match, searchable
+from mmb_tui.widgets.tail_scroll_view import TailScrollView
 
 _MATCH = Binding.Group("Match", compact=True)  # n N in the footer while a search is on
 
 
-class TranscriptView(ScrollView, can_focus=True):
+class TranscriptView(TailScrollView, can_focus=True):
     """Scrollable, filterable, foldable transcript of one run."""
 
     FLUSH_INTERVAL = 1 / 20  # seconds between repaints under a flood of events
@@ -141,7 +141,8 @@ class TranscriptView(ScrollView, can_focus=True):
         if not self._pending:
             return
         pending, self._pending = self._pending, []
-        width = self._content_width()
+        first_new_line = self._total
+        width = self.content_width()
         for event in pending:
             if event.n and event.n <= self._last_n:
                 continue  # already loaded from the file
@@ -153,7 +154,8 @@ class TranscriptView(ScrollView, can_focus=True):
                 self._show(entry, width)
         if len(self._entries) > self.max_entries + self.max_entries // 10:
             self._trim()
-        self._update_size(follow=self.following)
+            first_new_line = 0
+        self._update_size(follow=self.following, changed_from=first_new_line)
 
     def _trim(self) -> None:
         cursor_entry = self._visible[self._cursor] if self._cursor is not None else None
@@ -175,26 +177,16 @@ class TranscriptView(ScrollView, can_focus=True):
         self._total += self._height(entry, width)
 
     def _rebuild(self) -> None:
-        width = self._content_width()
+        width = self.content_width()
         self._visible, self._starts, self._total, self._last_day = [], [], 0, ""
         for entry in self._entries:
             if passes(entry.event, self.filter_mode):
                 self._show(entry, width)
 
-    def _update_size(self, *, follow: bool) -> None:
-        self.virtual_size = Size(self._content_width(), self._total)
-        if follow:
-            viewport = self.scrollable_content_region.height
-            if viewport > 0:
-                self.scroll_to(y=max(0, self._total - viewport), animate=False, immediate=True, force=True)
-            else:
-                self.scroll_end(animate=False)  # not laid out yet: after the first refresh
-        self.refresh()
+    def _update_size(self, *, follow: bool, changed_from: int = 0) -> None:
+        self.update_lines(self._total, follow=follow, changed_from=changed_from)
 
     # ---- rendering -----------------------------------------------------------------------------
-
-    def _content_width(self) -> int:
-        return max(1, self.scrollable_content_region.width) if self.is_mounted else 80
 
     def _height(self, entry: Entry, width: int) -> int:
         if entry.expanded:
@@ -210,7 +202,7 @@ class TranscriptView(ScrollView, can_focus=True):
         return strips
 
     def render_line(self, y: int) -> Strip:
-        width = self._content_width()
+        width = self.content_width()
         line_no = round(self.scroll_offset.y) + y
         if line_no >= self._total or not self._visible:
             return Strip.blank(width, self.rich_style)
@@ -223,7 +215,7 @@ class TranscriptView(ScrollView, can_focus=True):
         return strip
 
     def on_resize(self) -> None:
-        width = self._content_width()
+        width = self.content_width()
         if width != self._width:
             self._width = width
             if any(e.expanded for e in self._visible):
@@ -291,7 +283,7 @@ class TranscriptView(ScrollView, can_focus=True):
         if self._cursor is None:
             return
         entry = self._visible[self._cursor]
-        width = self._content_width()
+        width = self.content_width()
         before = self._height(entry, width)
         entry.expanded = not entry.expanded
         delta = self._height(entry, width) - before
