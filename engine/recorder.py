@@ -1,4 +1,5 @@
-"""A run's record: every event to the transcript and the observers, every change saved as a checkpoint.
+"""A run's record: every event to the transcript and the observers, every change saved as a checkpoint
+(``state.json`` and the journal of what only grows, ``engine/checkpoint.py``).
 
 ``Recorder`` is the port the run's collaborators (agent channel, time master, operator desk) are handed:
 they emit events, save, set the status and say what they wait for (``liveness``) through it, and never see
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Protocol
 
 from engine.api import Observer
+from engine.checkpoint import Journal
 from engine.clock import Clock, monotonic
 from engine.events import Event, RunStatus, StatusChanged
 from engine.liveness import Liveness
@@ -63,7 +65,8 @@ class RunRecorder:
         self.clock = clock
         self.observers = observers
         self.transcript = Transcript(run_dir / "transcript.jsonl")
-        self.writer = StateWriter(run_dir / "state.json")
+        self.journal = Journal(run_dir)
+        self.writer = StateWriter(run_dir / "state.json", self.journal)
         self._before_save = before_save
         self._session_started = monotonic()
         self.liveness = Liveness()  # what the run waits for; stamped with every event
@@ -74,12 +77,21 @@ class RunRecorder:
         event.n = self.state.transcript_events
         self.state.transcript_events += 1
         self.transcript.append(event)
+        self.journal.note(event)
         self.liveness.stamp()
         for observer in self.observers:
             try:
                 observer.on_event(self.run_id, event)
             except Exception:  # an observer must never break a run
                 log.exception("observer failed")
+
+    async def begin(self, resumed: bool) -> None:
+        """Cut the transcript back to the checkpoint's length; a fresh run gets its first checkpoint on disk
+        before its first event, so that a kill from then on always leaves one to resume from."""
+        self.transcript.rollback(self.state.transcript_bytes)
+        if not resumed:
+            self.save()
+            await self.flushed()
 
     def save(self) -> None:
         """A checkpoint of the state as it is now (written off the loop, latest wins)."""
@@ -91,6 +103,11 @@ class RunRecorder:
         if self._before_save is not None:
             self._before_save(self.state)
         self.state.transcript_bytes = self.transcript.size
+        try:
+            self.journal.record(self.state)
+        except OSError as exc:  # nothing names what could not be appended: the run stops as for state.json
+            self.writer.failure = f"{self.journal.path}: {exc.strerror or exc}"
+            return
         self.writer.save(self.state)
 
     def set_status(self, status: RunStatus, reason: str = "") -> None:
@@ -105,8 +122,12 @@ class RunRecorder:
             await self.writer.flush()
 
     async def close(self) -> None:
-        """Flush the last checkpoint and close the transcript."""
+        """Flush the last checkpoint and close the transcript and the journal."""
         try:
             await self.writer.flush()
         finally:
-            self.transcript.close()
+            self.close_files()
+
+    def close_files(self) -> None:
+        self.transcript.close()
+        self.journal.close()

@@ -1,8 +1,8 @@
 """One run: the persona's conversation with the agent, as a template method.
 
-``Run.run()`` initialises (fresh or from ``state.json``), steps persona turns until the scenario ends or
-a fault exhausts its retries, and finalises in ``finally``. Everything observable is an event; every
-change of state is followed by an atomic save, so a kill at any moment resumes from the last save.
+``Run.run()`` initialises (fresh or from ``state.json``), steps persona turns until the scenario ends or a fault
+exhausts its retries, and finalises in ``finally``. Everything observable is an event; a kill at any moment
+resumes from the last checkpoint (``engine/checkpoint.py``), saved before anything leaves the run.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from engine.agent_channel import REPLY_PREFIX, AgentChannel
 from engine.agents import AdapterError
 from engine.api import Observer
 from engine.benchmark.model import Phase
+from engine.checkpoint import LOCAL_TOOLS
 from engine.commands import Command, CommandResult
 from engine.events import (
     ErrorOccurred,
@@ -103,8 +104,7 @@ class Run:
         self.recorder.set_status(status, reason)
 
     def _fill_state(self, state: RunState) -> None:
-        state.adapter_state = self.adapter.export_state()
-        state.usage = self.meter.as_dict()
+        state.adapter_state, state.usage = self.adapter.export_state(), self.meter.as_dict()
 
     @property
     def observers(self) -> list[Observer]:
@@ -143,11 +143,11 @@ class Run:
 
     async def _initialise(self) -> None:
         self._warm = asyncio.ensure_future(asyncio.to_thread(warm_up))  # the tokenizer loads meanwhile
-        self.recorder.transcript.rollback(self.state.transcript_bytes)
         shorten_replies(self.state.persona_messages, REPLY_PREFIX, self.settings.max_reply_chars)
         self._append_pending_report()
         self.adapter.import_state(self.state.adapter_state)
         self.notebook.freeze_templates()
+        await self.recorder.begin(self.resumed)  # the transcript cut back to the checkpoint, or a first one
         bench, agent = self.bench.name, self.adapter.name
         self.emit(RunStarted(run_id=self.run_id, benchmark=bench, agent=agent, resumed=self.resumed))
         self.set_status("running")
@@ -252,7 +252,7 @@ class Run:
                 await asyncio.shield(self.adapter.close())
             except Exception:
                 log.exception("adapter close failed")
-            self.recorder.transcript.close()
+            self.recorder.close_files()
             if self.lock is not None:
                 self.lock.release()
         return reason
@@ -301,8 +301,7 @@ class Run:
             return
         if content:
             self.emit(PersonaThinking(text=content))
-        self.append_message(completion.as_message())
-        self.save()
+        self.append_message(completion.as_message())  # saved with its first call that leaves the run
         await self._execute_tool_calls(pending_tool_calls(self.state.persona_messages))
 
     def stuck_reason(self) -> str:
@@ -313,8 +312,10 @@ class Run:
         return self._slips.stuck_reason(self.settings.stuck_after)
 
     async def _execute_tool_calls(self, calls: list[dict[str, Any]]) -> None:
-        for call in calls:
+        for call in calls:  # saved before each call that leaves the run and at the end (``LOCAL_TOOLS``)
             name = call["function"]["name"]
+            if name not in LOCAL_TOOLS:
+                self.save()  # the checkpoint before a message leaves knows everything before it
             args: dict[str, Any] = {}
             error = False
             self._phase_started_by_call = False
@@ -327,7 +328,7 @@ class Run:
             self.append_message({"role": "tool", "tool_call_id": call["id"], "content": result})
             if self._phase_started_by_call:
                 self._mark_phase_start_at_last_assistant()
-            self.save()
+        self.save()
 
     # ---- tools the run provides (ToolHost) ---------------------------------------------------
 
@@ -376,8 +377,7 @@ class Run:
 
     def _mark_phase_start_at_last_assistant(self) -> None:
         messages = self.state.persona_messages
-        index = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
-        self.state.phase_starts.append(index)
+        self.state.phase_starts.append(max(i for i, m in enumerate(messages) if m["role"] == "assistant"))
 
     def _system_prompt(self) -> str:
         return build_system_prompt(

@@ -1,17 +1,21 @@
-"""``results/<run-id>/state.json``: the whole resumable state of a run, written atomically.
+"""``results/<run-id>/state.json``: the resumable state of a run, written atomically, and reading it back.
 
-It stays bounded as a run grows: the full history lives in ``transcript.jsonl``; here are only the
-persona's (compacted) context, the live sheets, the evaluations and cursors.
+It stays bounded as a run grows: the full history lives in ``transcript.jsonl``. ``state.json`` holds the
+cursors, the clock and the current phase; what grows with a run (the fields in ``JOURNALED``: the persona's
+context, the live sheets, told marks and change stamps, the evaluations and when each was graded, the
+agent's compactions) lives in the append-only ``journal.<n>.jsonl`` that the checkpoint names with the
+length it covers (``engine/checkpoint.py`` writes it). A state written before the journal holds them itself.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import tempfile
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
@@ -20,6 +24,10 @@ from engine.events import AgentCompacted, EvaluationLogged, RunStatus
 from engine.models.base import Message
 
 STATE_VERSION = 1
+JOURNALED = frozenset(
+    {"persona_messages", "sheets", "told", "changed_at", "evaluations", "graded_at", "agent_observations"}
+)
+"""Fields kept in the journal, not in ``state.json`` (once the state has a journal)."""
 
 
 def _upgrade_records(data: Any) -> Any:
@@ -86,6 +94,8 @@ class RunState(BaseModel):
     transcript_events: int = Field(default=0, ge=0)
     reported: bool = False
     pending_report: str = ""  # an entry saved with this checkpoint, appended to report.md right after
+    journal: int = Field(default=0, ge=0)  # generation of the journal holding JOURNALED (0: none, all here)
+    journal_bytes: int = Field(default=0, ge=0)  # the journal's length this checkpoint covers
 
 
 class StateError(Exception):
@@ -117,43 +127,77 @@ def remove_stale_temp_files(run_dir: Path) -> None:
         stale.unlink(missing_ok=True)
 
 
-def save_state(path: Path, state: RunState) -> None:
-    atomic_write(path, state.model_dump_json())
+def journal_path(run_dir: Path, generation: int) -> Path:
+    return run_dir / f"journal.{generation}.jsonl"
+
+
+def checkpoint_json(state: RunState) -> str:
+    """``state.json``'s text: without the journaled fields once the state has a journal."""
+    return state.model_dump_json(exclude=set(JOURNALED) if state.journal else None)
+
+
+class JournalFiles(Protocol):
+    """What the writer makes durable besides ``state.json`` (``engine/checkpoint.py`` ``Journal``)."""
+
+    def sync(self, generation: int, length: int) -> None: ...  # on disk before a checkpoint names it
+    def prune(self, generation: int) -> None: ...  # older generations, once a checkpoint names a newer one
 
 
 class StateWriter:
     """Writes snapshots of a run's state off the event loop, latest wins.
 
     The snapshot is serialised at once (so it is exactly the state of that moment); the fsync'ed
-    atomic write runs in a worker thread. A snapshot taken while a write is in flight replaces any
-    older one still waiting. Whatever is on disk is always one complete checkpoint: a kill resumes
-    from it and replays the rest, as if it had come a moment earlier.
+    atomic write runs in a worker thread, after the journal it names is synced. A snapshot taken while a
+    write is in flight replaces any older one still waiting. Whatever is on disk is always one complete
+    checkpoint: a kill resumes from it and replays the rest, as if it had come a moment earlier.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, journal: JournalFiles | None = None) -> None:
         self.path = path
-        self._pending: str | None = None
+        self.journal = journal
+        self._pending: tuple[str, int, int] | None = None  # state.json's text, its journal and length
         self._task: asyncio.Task[None] | None = None
         self.failure = ""  # why the latest write failed ("" after a success): the run must not go on
 
     def save(self, state: RunState) -> None:
-        self._pending = state.model_dump_json()
+        self._pending = (checkpoint_json(state), state.journal, state.journal_bytes)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop (tools, tests): write now
-            data, self._pending = self._pending, None
-            atomic_write(self.path, data)
+            self._write_pending()
             return
         if self._task is None or self._task.done():
             self._task = loop.create_task(self._drain())
 
+    def _write(self, data: str, generation: int, length: int) -> None:
+        """The journal first (its failure is a ``StateSaveError`` naming it), then ``state.json``."""
+        if self.journal is not None and generation:
+            self.journal.sync(generation, length)
+        try:
+            atomic_write(self.path, data)
+        except OSError as exc:
+            raise StateSaveError(f"{self.path}: {exc.strerror or exc}") from None
+        if self.journal is not None and generation:
+            self.journal.prune(generation)
+
+    def _write_pending(self) -> None:
+        if self._pending is None:
+            return
+        pending, self._pending = self._pending, None
+        try:
+            self._write(*pending)
+        except StateSaveError as exc:
+            self.failure = str(exc)
+        else:
+            self.failure = ""
+
     async def _drain(self) -> None:
         while self._pending is not None:
-            data, self._pending = self._pending, None
+            pending, self._pending = self._pending, None
             try:
-                await asyncio.to_thread(atomic_write, self.path, data)
-            except OSError as exc:
-                self.failure = f"{self.path}: {exc.strerror or exc}"
+                await asyncio.to_thread(self._write, *pending)
+            except StateSaveError as exc:
+                self.failure = str(exc)
                 return
             self.failure = ""
 
@@ -161,27 +205,89 @@ class StateWriter:
         """Wait until the latest snapshot is on disk."""
         while self._task is not None and not self._task.done():
             await asyncio.shield(self._task)
-        if self._pending is not None:
-            data, self._pending = self._pending, None
-            try:
-                atomic_write(self.path, data)
-            except OSError as exc:
-                self.failure = f"{self.path}: {exc.strerror or exc}"
-            else:
-                self.failure = ""
+        self._write_pending()
         if self.failure:
             raise StateSaveError(self.failure)
 
 
 def load_state(path: Path) -> RunState | None:
+    """The checkpoint at ``path`` with its journal read up to the length it names; None if there is none."""
+    missing = ""
+    for _ in range(5):  # a reader may meet a journal that a newer checkpoint has just replaced: read again
+        try:
+            return _read_state(path)
+        except FileNotFoundError as exc:
+            missing = f"its journal {Path(str(exc.filename)).name} is missing"
+    raise StateError(f"{path}: unreadable run state ({missing}); delete the folder to restart")
+
+
+def _read_state(path: Path) -> RunState | None:
     if not path.exists():
         return None
     try:
-        return RunState.model_validate_json(path.read_text(encoding="utf-8"))
+        state = RunState.model_validate_json(path.read_text(encoding="utf-8"))
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(top level)"
         why = f"{where}: {first['msg']}"
+    except FileNotFoundError:
+        raise
     except (ValueError, OSError) as exc:
-        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        why = _first_line(exc)
+    else:
+        if not state.journal:
+            return state
+        journal = journal_path(path.parent, state.journal)
+        try:
+            with open(journal, "rb") as handle:
+                data = handle.read(state.journal_bytes)
+            if len(data) < state.journal_bytes:
+                raise ValueError(f"shorter than the {state.journal_bytes} bytes the checkpoint names")
+            replay_journal(state, data)
+            return state
+        except FileNotFoundError:
+            raise
+        except (ValueError, KeyError, TypeError, OSError) as exc:
+            why = f"{journal.name}: {_first_line(exc)}"
     raise StateError(f"{path}: unreadable run state ({why}); delete the folder to restart")
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def replay_journal(state: RunState, data: bytes) -> None:
+    """Fill the journaled fields of ``state`` from a journal's records (one JSON object per line):
+    ``{"m": message}`` appends to the persona's context, ``{"reset": true}`` empties it (a compaction: the new
+    context follows), ``{"sheet": name, "value": sheet}`` is a live sheet, ``{"told": sheet, "ids": [...]}``
+    its told marks, ``{"changed_at": {"sheet id": n}}`` change stamps, ``{"grade": check id, "at": messages
+    sent, "evaluation": event}`` a check's latest grade, ``{"observation": event}`` an agent compaction."""
+    messages: list[Message] = []
+    state.sheets, state.told, state.changed_at = {}, {}, {}
+    for line in data.splitlines():
+        record = json.loads(line)
+        if "m" in record:
+            messages.append(record["m"])
+        elif "reset" in record:
+            messages = []
+        elif "sheet" in record:
+            state.sheets[record["sheet"]] = Sheet.model_validate(record["value"])
+        elif "told" in record:
+            state.told[record["told"]] = list(record["ids"])
+        elif "changed_at" in record:
+            state.changed_at.update(record["changed_at"])
+        elif "grade" in record:  # the latest record of a check wins
+            check_id, evaluation, at = record["grade"], record.get("evaluation"), record.get("at")
+            if evaluation is None:
+                state.evaluations.pop(check_id, None)
+            else:
+                state.evaluations[check_id] = EvaluationLogged.model_validate(evaluation)
+            if at is None:
+                state.graded_at.pop(check_id, None)
+            else:
+                state.graded_at[check_id] = at
+        elif "observation" in record:
+            state.agent_observations.append(AgentCompacted.model_validate(record["observation"]))
+        else:
+            raise ValueError(f"unknown record {line[:60]!r}")
+    state.persona_messages = messages

@@ -11,7 +11,6 @@ retried like a 5xx.
 from __future__ import annotations
 
 import io
-import json
 import re
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -35,6 +34,7 @@ from engine.models.openai_model import OpenAIModel
 from engine.models.server import start_server
 from engine.report_entries import parse_report_entries
 from engine.sanitize import printable, shorten_reply, valid_text
+from engine.state import load_state
 from engine.transcript import read_events
 from mmb_tui.cli import main
 from mmb_tui.event_render import body, expanded_parts, folded_lines, headline
@@ -134,11 +134,13 @@ def test_a_hostile_agent_leaves_terminal_report_and_state_clean(
     assert not any(SURROGATE.search(e.text) for e in replies)  # replaced on input
     assert all("\ufffd lone" in e.text for e in replies)
 
-    raw_state = (run_dir / "state.json").read_text(encoding="utf-8")
+    saved = [run_dir / "state.json", *run_dir.glob("journal.*.jsonl")]  # the checkpoint and its journal
+    raw_state = "".join(path.read_text(encoding="utf-8") for path in saved)
     assert "\\ud8" not in raw_state.lower()
-    state = json.loads(raw_state)
-    assert not any(SURROGATE.search(s) for s in _strings(state))
-    persona_texts = [str(m.get("content") or "") for m in state["persona_messages"]]
+    state = load_state(run_dir / "state.json")
+    assert state is not None
+    assert not any(SURROGATE.search(s) for s in _strings(state.model_dump(mode="json")))
+    persona_texts = [str(m.get("content") or "") for m in state.persona_messages]
     shortened = [t for t in persona_texts if MARKER in t]
     assert len(shortened) == 1 and 20_000 < len(shortened[0]) < 20_200  # the first 20,000 and the marker
     assert max(len(t) for t in persona_texts) < 21_000

@@ -10,26 +10,29 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
+from engine.state import load_state
 from engine.transcript import read_events
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _setup(folder: Path) -> Path:
-    shutil.copytree(ROOT / "benchmarks" / "demo", folder / "benchmarks" / "demo")
+def _setup(folder: Path, benchmark: str, latency: float) -> Path:
+    shutil.copytree(ROOT / "benchmarks" / benchmark, folder / "benchmarks" / benchmark)
     config = {
-        "models": {"slow-persona": {"model": "scripted/persona", "latency": 0.05}},
+        "models": {"slow-persona": {"model": "scripted/persona", "latency": latency}},
         "persona": {"model": "slow-persona"},
-        "runs": {"demo": {"benchmark": "demo", "agent": "chatbot", "model": "scripted/recall"}},
+        "runs": {"r": {"benchmark": benchmark, "agent": "chatbot", "model": "scripted/recall"}},
     }
     (folder / "config.jsonc").write_text(json.dumps(config))
     return folder / "config.jsonc"
 
 
 def _command(config: Path) -> list[str]:
-    return [sys.executable, "-m", "mmb_tui.cli", "--config", str(config), "run", "demo", "--headless"]
+    return [sys.executable, "-m", "mmb_tui.cli", "--config", str(config), "run", "r", "--headless"]
 
 
 def _comparable(report: str) -> list[str]:
@@ -46,42 +49,92 @@ def _comparable(report: str) -> list[str]:
 
 def _outcome(config: Path) -> tuple[list[tuple[str, float, int, str]], list[str]]:
     results = config.parent / "results"
-    state = json.loads((results / "demo" / "state.json").read_text())
-    evaluations = sorted(
-        (e["check_id"], e["score"], e["attempt"], e["answer"]) for e in state["evaluations"].values()
-    )
+    state = load_state(results / "r" / "state.json")
+    assert state is not None
+    evaluations = sorted((e.check_id, e.score, e.attempt, e.answer) for e in state.evaluations.values())
     return evaluations, _comparable((results / "report.md").read_text())
 
 
-def test_killed_run_resumes_to_the_same_result(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    reference = _setup(tmp_path / "reference")
-    subprocess.run(
-        _command(reference), cwd=reference.parent, env=env, check=True, capture_output=True, timeout=120
-    )
+Killer = Callable[["subprocess.Popen[bytes]", Path], bool]
+"""Waits, then kills the process (True), or sees it end by itself (False)."""
 
-    killed = _setup(tmp_path / "killed")
-    rng = random.Random(20261130)
-    kills = 0
-    for attempt in range(13):
-        process = subprocess.Popen(
-            _command(killed), cwd=killed.parent, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-        )
+
+def _after(seconds: float) -> Killer:
+    def kill(process: subprocess.Popen[bytes], transcript: Path) -> bool:
         try:
-            # random kill points; the last attempt runs to the end (a loaded machine starts slowly)
-            process.wait(timeout=rng.uniform(0.4, 1.4 + 0.2 * attempt) if attempt < 12 else 300)
+            process.wait(timeout=seconds)
         except subprocess.TimeoutExpired:
             process.send_signal(signal.SIGKILL)
             process.wait()
+            return True
+        return False
+
+    return kill
+
+
+def _after_events(count: int) -> Killer:
+    """Kills once the transcript holds ``count`` more events (whatever the machine's speed), a poll later."""
+
+    def lines(transcript: Path) -> int:
+        return transcript.read_bytes().count(b"\n") if transcript.exists() else 0
+
+    def kill(process: subprocess.Popen[bytes], transcript: Path) -> bool:
+        target, deadline = lines(transcript) + count, time.monotonic() + 120
+        while process.poll() is None and time.monotonic() < deadline:
+            if lines(transcript) >= target:
+                process.send_signal(signal.SIGKILL)
+                process.wait()
+                return True
+            time.sleep(0.01)
+        return False
+
+    return kill
+
+
+def _kill_and_resume(tmp_path: Path, benchmark: str, latency: float, killers: list[Killer]) -> None:
+    """Plays ``benchmark`` once uninterrupted, then again killed with SIGKILL by each of ``killers`` (a
+    resume each time), then to its end: both must end alike, the transcript without gaps or repeats."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    reference = _setup(tmp_path / "reference", benchmark, latency)
+    subprocess.run(
+        _command(reference), cwd=reference.parent, env=env, check=True, capture_output=True, timeout=300
+    )
+
+    killed = _setup(tmp_path / "killed", benchmark, latency)
+    transcript = killed.parent / "results" / "r" / "transcript.jsonl"
+    kills = 0
+    for killer in [
+        *killers,
+        _after(300),
+    ]:  # the last attempt runs to the end (a loaded machine starts slowly)
+        process = subprocess.Popen(
+            _command(killed), cwd=killed.parent, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        if killer(process, transcript):
             kills += 1
             continue
         assert process.returncode == 0, process.stderr.read().decode() if process.stderr else ""
         break
-    else:
-        raise AssertionError("the run never finished")
     assert kills >= 3, "the kills should land mid-run"
     assert _outcome(killed) == _outcome(reference)
-    events = list(read_events(killed.parent / "results" / "demo" / "transcript.jsonl"))
+    events = list(read_events(transcript))
     assert [e.n for e in events] == list(range(len(events)))  # rolled back cleanly, no gaps or repeats
     resumed = sum(1 for e in events if e.kind == "run_started" and e.resumed)
     assert 3 <= resumed <= kills  # a kill during start-up, before the first save, leaves nothing to resume
+    # one journal is left, the one the last checkpoint names (older generations removed once it was on disk)
+    journals = sorted(p.name for p in transcript.parent.glob("journal.*.jsonl"))
+    assert len(journals) == 1, journals
+
+
+def test_killed_run_resumes_to_the_same_result(tmp_path: Path) -> None:
+    rng = random.Random(20261130)
+    _kill_and_resume(tmp_path, "demo", 0.05, [_after(rng.uniform(0.4, 1.4 + 0.2 * i)) for i in range(12)])
+
+
+def test_a_long_run_killed_at_random_points_ends_like_an_uninterrupted_one(tmp_path: Path) -> None:
+    """``max`` (761 events: 36 checks, a persona compaction, a session switch), killed seven times after a
+    random number of events, spread over its length, and once at a random moment: the same evaluations and
+    report as one uninterrupted run."""
+    rng = random.Random(20261201)
+    killers = [_after_events(rng.randint(10, 160)) for _ in range(7)]
+    _kill_and_resume(tmp_path, "max", 0.01, [*killers, _after(rng.uniform(0.5, 4.0))])

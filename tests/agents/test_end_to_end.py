@@ -29,12 +29,14 @@ import pytest
 from agent_helpers import stored_user_messages
 from engine_helpers import TEST_BENCHMARKS, make_config
 
+from adapters.agent_pid import pid_alive, read_pid_file
 from adapters.install import install_hermes, install_openclaw
 from adapters.local_agent import LocalAgentAdapter
-from adapters.process import pid_alive, port_is_free, read_pid_file
+from adapters.ports import port_is_free
 from engine.build import build_run
 from engine.events import ErrorOccurred, MessageSent, TerminationReason
 from engine.run_parts import RunSettings
+from engine.state import load_state
 from engine.transcript import read_events
 
 pytestmark = pytest.mark.agents
@@ -65,8 +67,9 @@ def _play(config: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _scores(run_dir: Path) -> dict[str, Any]:
-    state = json.loads((run_dir / "state.json").read_text(encoding="utf-8"))
-    return {check: evaluation["score"] for check, evaluation in state["evaluations"].items()}
+    state = load_state(run_dir / "state.json")
+    assert state is not None
+    return {check: evaluation.score for check, evaluation in state.evaluations.items()}
 
 
 def _processes_under(folder: Path) -> list[str]:
