@@ -51,7 +51,7 @@ from adapters.base import AdapterContext, AdapterError, Observation
 from adapters.install import hermes_executable
 from adapters.local_agent import COMMON_OPTIONS, LocalAgentAdapter
 from adapters.options import check_known, opt_bool, opt_number
-from adapters.process import free_port, port_is_free
+from adapters.ports import free_port, port_is_free
 
 OPTIONS = {
     "hermes_compression_threshold",

@@ -37,9 +37,9 @@ What OpenClaw 2026.9.6 needs and does (verified headless, no Docker, against the
   a last-good copy (``openclaw.json.bak``). A config rewritten without ``meta`` is taken as clobbered
   ("missing-meta-vs-last-good"), restored from that copy and the gateway listens on the old port. So the
   adapter keeps the port of the run's config and merges changed values into the file, ``meta`` kept (see
-  ``_write_config``). A second gateway on the same state exits with code 78: a gateway left running by a
-  killed engine is ended first (``AgentProcess.end_stale``). The gateway renames itself ``openclaw-gateway``
-  (its ``/proc/<pid>/cmdline``).
+  ``adapters/openclaw_config.py``). A second gateway on the same state exits with code 78: a gateway left
+  running by a killed engine is ended first (``AgentProcess.end_stale``). The gateway renames itself
+  ``openclaw-gateway`` (its ``/proc/<pid>/cmdline``).
 """
 
 from __future__ import annotations
@@ -59,37 +59,22 @@ import httpx
 from adapters.base import AdapterContext, AdapterError, Observation
 from adapters.install import node_bin_dir, openclaw_command
 from adapters.local_agent import COMMON_OPTIONS, LocalAgentAdapter
+from adapters.openclaw_config import (
+    API_KEY_ENV,
+    OPTIONS,
+    OpenClawSettings,
+    configured_port,
+    run_config,
+    write_config,
+)
+from adapters.openclaw_session import session_of
 from adapters.openclaw_transcript import TRANSCRIPT_DB, compaction_rows, tokens_of
-from adapters.options import check_known, opt_bool, opt_flags, opt_number, opt_str
-from adapters.process import free_port, port_is_free
+from adapters.options import check_known
+from adapters.ports import free_port, port_is_free
 
-OPTIONS = {
-    "openclaw_context_window",
-    "openclaw_compaction",
-    "openclaw_keep_recent_tokens",
-    "openclaw_memory_flush",
-    "openclaw_heartbeat",
-    "openclaw_dreaming",
-    "openclaw_host_tools",
-}
-HOST_TOOLS = ("shell", "files", "browser", "web")
-# what each host-tool switch denies while it is off (OpenClaw tool ids and groups; deny wins over any allow)
-DENIED_WHEN_OFF = {
-    # shell, background processes, code execution, and the control-plane tools that run or change things
-    # on the host (its own config, updates, plugins, scheduled jobs, paired machines)
-    "shell": ["group:runtime", "gateway", "cron", "automations", "plugins", "openclaw", "group:nodes"],
-    "browser": ["group:ui"],
-    "web": ["group:web"],
-}
 GATEWAY_TITLE = "openclaw-gateway"  # the process title the gateway gives itself (its /proc cmdline)
 SESSION = "main"
 SESSION_KEY = f"agent:main:{SESSION}"
-API_KEY_ENV = "BENCH_LLM_API_KEY"
-
-
-# OpenClaw writes its own notes into the session as user messages, e.g. after a gateway restart:
-# "[System] Your previous turn was interrupted by a gateway restart … Continue from the existing transcript"
-OWN_NOTE = "[System]"
 
 
 class OpenClawAdapter(LocalAgentAdapter):
@@ -102,19 +87,7 @@ class OpenClawAdapter(LocalAgentAdapter):
         super().__init__(ctx)
         options = ctx.options
         check_known(options, COMMON_OPTIONS | OPTIONS, self.name)
-        self.context_window = int(
-            opt_number(options, "openclaw_context_window", 128000, 16000, 10**7, True) or 0
-        )
-        self.compaction = opt_bool(options, "openclaw_compaction", True)
-        self.keep_recent = int(opt_number(options, "openclaw_keep_recent_tokens", 20000, 0, 10**7, True) or 0)
-        self.memory_flush = opt_bool(options, "openclaw_memory_flush", True)
-        self.heartbeat = opt_str(options, "openclaw_heartbeat", "0m") or "0m"
-        if not re.fullmatch(r"\d+[smh]", self.heartbeat):
-            raise ValueError(
-                f"openclaw_heartbeat: a duration like '0m' (off) or '30m', got {self.heartbeat!r}"
-            )
-        self.dreaming = opt_bool(options, "openclaw_dreaming", False)
-        self.host_tools = opt_flags(options, "openclaw_host_tools", HOST_TOOLS, False)
+        self.settings = OpenClawSettings.from_options(options)
         self.home = self.agent_dir / "home"
         self.workspace = self.home / "workspace"
         self.log_path = self.home / "openclaw.log"
@@ -137,7 +110,7 @@ class OpenClawAdapter(LocalAgentAdapter):
         command = openclaw_command()
         endpoint = await self.backend.start()
         self.home.mkdir(parents=True, exist_ok=True)
-        previous = self._configured_port()
+        previous = configured_port(self.config_path)
         await self.process.end_stale([previous] if previous else [])  # a gateway an engine killed left behind
         self.port = previous if previous and port_is_free(previous) else free_port()
         self.token = secrets.token_urlsafe(24)
@@ -154,7 +127,7 @@ class OpenClawAdapter(LocalAgentAdapter):
 
     async def destroy_session(self) -> None:
         await self.close()
-        previous = self._configured_port()
+        previous = configured_port(self.config_path)
         await self.process.end_stale([previous] if previous else [])  # before its pid file is wiped
         self.wipe_agent_dir()
         self.conversation = 1
@@ -307,97 +280,10 @@ class OpenClawAdapter(LocalAgentAdapter):
         }
         return self.process_env(self.home, own)
 
-    def _configured_port(self) -> int | None:
-        """``gateway.port`` of this run's config (the port of its last start), if any."""
-        port = (_read_config(self.config_path).get("gateway") or {}).get("port")
-        return port if isinstance(port, int) and not isinstance(port, bool) else None
-
-    def _tools_config(self) -> dict[str, Any]:
-        """The ``tools`` block: host tools off unless ``openclaw_host_tools`` turns them on.
-
-        With ``files`` off the file tools (``read``/``write``/``edit``/``apply_patch``) stay, limited to the
-        workspace: the agent's memory (``MEMORY.md``, ``memory/*.md``) lives there.
-        """
-        deny = [
-            tool
-            for switch, tools in DENIED_WHEN_OFF.items()
-            if switch not in self.host_tools
-            for tool in tools
-        ]
-        tools: dict[str, Any] = {
-            "deny": deny,
-            "fs": {"workspaceOnly": "files" not in self.host_tools},
-            "elevated": {"enabled": False},
-        }
-        if "shell" not in self.host_tools:
-            tools["exec"] = {"security": "deny", "applyPatch": {"workspaceOnly": True}}
-        return tools
-
     def _write_config(self, endpoint: dict[str, str]) -> None:
-        """Write the config, or merge the values of this run into the existing one when they changed."""
-        wanted = self._config(endpoint)
-        current = _read_config(self.config_path)
-        merged = merge_config(current, wanted) if current else wanted
-        if merged == current:
-            return  # unchanged: OpenClaw's file and its last-good copy stay as they are
-        tmp = self.config_path.with_name(f".{self.config_path.name}.mmb-tmp")
-        tmp.write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, self.config_path)
-
-    def _config(self, endpoint: dict[str, str]) -> dict[str, Any]:
-        """This run's values of the config (OpenClaw adds ``meta`` and ``agents.entries`` itself)."""
-        model = endpoint["model"]
-        compaction: dict[str, Any] = {
-            # ``enabled: false`` stops threshold compaction; OpenClaw still compacts to recover from an
-            # overflow (its modes are only "default" and "safeguard")
-            "enabled": self.compaction,
-            "mode": "safeguard",
-            "keepRecentTokens": self.keep_recent,
-            "memoryFlush": {"enabled": self.memory_flush},
-        }
-        return {
-            "gateway": {
-                "mode": "local",
-                "port": self.port,
-                "bind": "loopback",
-                "auth": {"mode": "token", "token": "${OPENCLAW_GATEWAY_TOKEN}"},  # the token: env only
-                "http": {"endpoints": {"chatCompletions": {"enabled": True}}},
-            },
-            "models": {
-                "mode": "merge",
-                "providers": {
-                    "bench": {
-                        "baseUrl": endpoint["base_url"],
-                        "api": "openai-completions",
-                        "apiKey": "${" + API_KEY_ENV + "}",
-                        "models": [
-                            {
-                                "id": model,
-                                "name": model,
-                                "contextWindow": self.context_window,
-                                "maxTokens": 4096,
-                                "input": ["text"],
-                                "reasoning": False,
-                                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-                            }
-                        ],
-                    }
-                },
-            },
-            "agents": {
-                "defaults": {
-                    "workspace": str(self.workspace),
-                    "model": {"primary": f"bench/{model}"},
-                    "heartbeat": {"every": self.heartbeat},
-                    "compaction": compaction,
-                }
-            },
-            "plugins": {"entries": {"memory-core": {"config": {"dreaming": {"enabled": self.dreaming}}}}},
-            "memory": {"search": {"provider": "none"}},
-            "logging": {"file": str(self.log_path)},
-            "tools": self._tools_config(),
-        }
+        """Write this run's config, or merge its values into the existing one when they changed."""
+        config = run_config(self.settings, endpoint, self.port, self.workspace, self.log_path)
+        write_config(self.config_path, config)
 
     async def _setup(self, command: list[str], env: dict[str, str]) -> None:
         """Seed the workspace (AGENTS.md, SOUL.md, ...) and skip the first-run ritual."""
@@ -431,57 +317,3 @@ class OpenClawAdapter(LocalAgentAdapter):
             return self.log_path.stat().st_size
         except OSError:
             return 0
-
-
-# whole subtrees of the config this adapter owns: replaced, not merged (a switch turned off leaves nothing)
-REPLACED = {("tools",)}
-
-
-def merge_config(
-    current: dict[str, Any], wanted: dict[str, Any], path: tuple[str, ...] = ()
-) -> dict[str, Any]:
-    """``current`` with ``wanted`` laid over it: objects merged key by key, other values (and the
-    ``REPLACED`` subtrees) replaced; keys only ``current`` has (OpenClaw's ``meta``, ``agents.entries``)
-    kept."""
-    merged = dict(current)
-    for key, value in wanted.items():
-        here = (*path, key)
-        old = merged.get(key)
-        if isinstance(value, dict) and isinstance(old, dict) and here not in REPLACED:
-            merged[key] = merge_config(old, value, here)
-        else:
-            merged[key] = value
-    return merged
-
-
-def _read_config(path: Path) -> dict[str, Any]:
-    """The config OpenClaw keeps (it writes plain JSON); {} when absent or unreadable."""
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def session_of(messages: list[Any]) -> list[tuple[str, str]]:
-    """``chat.history`` messages as ``(role, text)``: user messages and final replies (an assistant
-    message's text parts; tool calls and results left out, and OpenClaw's own notes to itself)."""
-    session: list[tuple[str, str]] = []
-    for message in messages:
-        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
-            continue
-        content = message.get("content")
-        if isinstance(content, list):
-            if any(isinstance(part, dict) and part.get("type") == "toolCall" for part in content):
-                continue  # a step of the turn, not its reply
-            content = "".join(
-                str(part.get("text", ""))
-                for part in content
-                if isinstance(part, dict) and part.get("type") == "text"
-            )
-        if not isinstance(content, str):
-            continue
-        if message["role"] == "user" and content.startswith(OWN_NOTE):
-            continue  # OpenClaw's own note (a restart's recovery turn), not a message of ours
-        session.append((str(message["role"]), content))
-    return session

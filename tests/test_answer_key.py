@@ -13,8 +13,8 @@ from engine.benchmark.answer_key import (
     check_key_text,
     evaluate,
     numbers_in,
-    parse_key,
 )
+from engine.benchmark.key_parse import parse_key
 from engine.benchmark.model import Benchmark, Category, Check, Fact, Phase, Sheet
 
 CHECKS = [

@@ -20,19 +20,18 @@ from pathlib import Path
 
 import pytest
 
-from adapters.base import AdapterError
-from adapters.process import (
-    AgentProcess,
+from adapters.agent_pid import (
     end_stale,
-    free_port,
     group_members,
     pid_alive,
-    port_is_free,
     proc_cmdline,
     read_pid_file,
     recorded_process_alive,
     write_pid_file,
 )
+from adapters.base import AdapterError
+from adapters.ports import free_port, port_is_free
+from adapters.process import AgentProcess
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux process features")
 

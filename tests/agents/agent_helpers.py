@@ -92,7 +92,7 @@ def environ_of(pid: int) -> dict[str, str]:
 
 def group_pids(pgid: int) -> list[int]:
     """The live processes of group ``pgid`` (an agent and the helpers it started)."""
-    from adapters.process import group_members
+    from adapters.agent_pid import group_members
 
     return group_members(pgid)
 

@@ -12,7 +12,7 @@ import os
 import signal
 import stat
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,6 @@ from agent_helpers import (
     LONG_WORDS,
     QUESTION,
     SECRET,
-    adapter_factory,
     ask,
     check_delivery_scenario,
     environ_of,
@@ -31,10 +30,10 @@ from agent_helpers import (
 )
 from tool_model import ToolModelServer
 
+from adapters.agent_pid import pid_alive
 from adapters.base import AdapterContext, AdapterError
 from adapters.hermes import API_KEY_ENV, HermesAdapter
 from adapters.install import install_hermes
-from adapters.process import pid_alive
 from engine.clock import Clock
 
 pytestmark = pytest.mark.agents
@@ -49,9 +48,9 @@ Factory = Callable[..., HermesAdapter]
 
 
 @pytest.fixture
-async def make_adapter(tmp_path: Path) -> AsyncIterator[Factory]:
-    async for factory in adapter_factory(HermesAdapter, "hermes-test", tmp_path):
-        yield factory
+def adapter_class() -> type[HermesAdapter]:
+    """The adapter ``make_adapter`` and ``make_tool_adapter`` make (``conftest.py``)."""
+    return HermesAdapter
 
 
 async def test_round_trip(make_adapter: Factory) -> None:
@@ -245,21 +244,6 @@ async def test_the_gateway_gets_a_minimal_environment(
         environ = environ_of(pid)
         assert set(environ) & set(os.environ) <= COMMON_ENV | HERMES_ENV, pid
         assert SECRET not in environ and "sk-persona-key" not in environ.values()
-
-
-@pytest.fixture
-async def tool_model() -> AsyncIterator[ToolModelServer]:
-    server = ToolModelServer()
-    server.base_url = await server.start()
-    yield server
-    await server.stop()
-
-
-@pytest.fixture
-async def make_tool_adapter(tmp_path: Path, tool_model: ToolModelServer) -> AsyncIterator[Factory]:
-    endpoints = {"tools": {"base_url": tool_model.base_url, "model": "tools", "api_key": "k"}}
-    async for factory in adapter_factory(HermesAdapter, "hermes-tools", tmp_path, endpoints):
-        yield factory
 
 
 async def test_host_tools_are_off_by_default(

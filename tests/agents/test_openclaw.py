@@ -13,7 +13,7 @@ import re
 import signal
 import socket
 import subprocess
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,6 @@ from agent_helpers import (
     LONG_WORDS,
     QUESTION,
     SECRET,
-    adapter_factory,
     ask,
     check_delivery_scenario,
     environ_of,
@@ -32,10 +31,10 @@ from agent_helpers import (
 )
 from tool_model import ToolModelServer
 
+from adapters.agent_pid import pid_alive
 from adapters.base import AdapterContext, AdapterError
 from adapters.install import install_openclaw, openclaw_command
 from adapters.openclaw import API_KEY_ENV, OpenClawAdapter
-from adapters.process import pid_alive
 from engine.clock import Clock
 
 pytestmark = pytest.mark.agents
@@ -50,9 +49,9 @@ Factory = Callable[..., OpenClawAdapter]
 
 
 @pytest.fixture
-async def make_adapter(tmp_path: Path) -> AsyncIterator[Factory]:
-    async for factory in adapter_factory(OpenClawAdapter, "openclaw-test", tmp_path):
-        yield factory
+def adapter_class() -> type[OpenClawAdapter]:
+    """The adapter ``make_adapter`` and ``make_tool_adapter`` make (``conftest.py``)."""
+    return OpenClawAdapter
 
 
 async def test_round_trip_and_memory_across_a_reset_conversation(make_adapter: Factory) -> None:
@@ -230,21 +229,6 @@ async def test_the_gateway_gets_a_minimal_environment(
         assert SECRET not in environ and "sk-persona-key" not in environ.values()
 
 
-@pytest.fixture
-async def tool_model() -> AsyncIterator[ToolModelServer]:
-    server = ToolModelServer()
-    server.base_url = await server.start()
-    yield server
-    await server.stop()
-
-
-@pytest.fixture
-async def make_tool_adapter(tmp_path: Path, tool_model: ToolModelServer) -> AsyncIterator[Factory]:
-    endpoints = {"tools": {"base_url": tool_model.base_url, "model": "tools", "api_key": "k"}}
-    async for factory in adapter_factory(OpenClawAdapter, "openclaw-tools", tmp_path, endpoints):
-        yield factory
-
-
 async def test_host_tools_are_off_by_default(
     make_tool_adapter: Factory, tool_model: ToolModelServer, tmp_path: Path
 ) -> None:
@@ -295,9 +279,9 @@ def test_host_tools_option_is_validated(tmp_path: Path) -> None:
         ctx = AdapterContext("r", tmp_path, options, Clock(), lambda name: None)  # type: ignore[arg-type,return-value]
         return OpenClawAdapter(ctx)
 
-    assert make().host_tools == frozenset()
-    assert make(openclaw_host_tools=True).host_tools == {"shell", "files", "browser", "web"}
-    assert make(openclaw_host_tools=["web"]).host_tools == {"web"}
+    assert make().settings.host_tools == frozenset()
+    assert make(openclaw_host_tools=True).settings.host_tools == {"shell", "files", "browser", "web"}
+    assert make(openclaw_host_tools=["web"]).settings.host_tools == {"web"}
     with pytest.raises(ValueError, match="openclaw_host_tools"):
         make(openclaw_host_tools=["exec"])
     with pytest.raises(ValueError, match="openclaw_host_tools"):

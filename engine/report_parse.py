@@ -1,0 +1,344 @@
+"""One entry of ``results/report.md`` (SPEC §9) read line by line: ``ReportEntry``, its figures, imperfect
+answers and persona faults; ``parse_report_entries`` over a whole text.
+
+Tolerant of wrapped lines. What it returns is safe to print: control characters and escape sequences in a
+report written before they were escaped (or edited by hand) are shown escaped (``engine/sanitize.py``).
+
+An entry starts with ``## <date> — <run>: <bench> @ <agent>``; its figures are ``📊`` lines. A line that
+starts with neither is a continuation of the previous ``📊`` line (an editor or a pager wrapped it).
+
+Both formats are read: entries written before issue 9 (virtual dates, ``got:`` the persona's summary, no
+score line) and today's (wall-clock UTC dates, ``Score:`` headline, ``got:`` the agent's verbatim reply with
+``persona:`` the persona's summary, persona faults, provenance lines, ``Incomplete:`` for unfinished runs,
+the check types after the check id, an ``Entry:`` id that tells identical entries apart).
+
+Figures take one prefix lookup per line; imperfect answers and persona faults are parsed when asked for.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import cached_property
+
+from engine.sanitize import printable
+
+MARK = "📊"
+
+HEADER = re.compile(  # "## <date> — <run>: <bench> @ <agent>"
+    r"^##\s+(?P<date>.+?)\s+[—–-]\s+(?P<run>[^:]+):\s*(?P<bench>.+?)\s+@\s+(?P<agent>.+?)\s*$"
+)
+_IMPERFECT = re.compile(
+    r"^\[(?P<score>[\d.]+)/10(?:,\s*(?P<note>[^\]]*))?\]\s*\((?P<id>[^)]+)\)\s*(?P<rest>.*)$"
+)
+_FAULT = re.compile(r"^⚠\s*\((?P<id>[^)]+)\)\s*(?P<rest>.*)$")
+_TYPES = re.compile(r"^((?:\[[A-Z][A-Z-]*\]\s*)+)")  # "[AGG] [NEG] " after the check id
+_SCORE = re.compile(r"^Score:\s*(?P<score>[\d.]+)/10(?:.*average over graded\s*(?P<avg>[\d.]+)/10)?")
+_INCOMPLETE = re.compile(
+    r"^Incomplete:\s*(?P<ended>[\w ]+?)\s+[—–-]\s+(?P<reason>.*?)(?:\s+·\s+phases started\s.*)?$"
+)
+_BENCHMARK = re.compile(
+    r"^Benchmark:\s*.*?·\s*content\s+(?P<hash>\S+)(?:\s*·\s*MarathonMemBench\s+(?P<version>\S+))?"
+)
+_PERSONA = re.compile(
+    r"^Persona:\s*(?P<model>.+?)\s*·\s*prompt\s+(?P<prompt>\S+)(?:\s*·\s*config\s+(?P<config>\S+))?\s*$"
+)
+_AGENT = re.compile(r"^Agent:\s*.*?·\s*model\s+(?P<model>.+?)\s*$")
+_CONFIG = re.compile(r"^Config:\s*(?P<hash>\S+)")
+_EVALUATIONS = re.compile(r"^Evaluations:\s*(?P<count>\d+)(?:,\s*average\s*(?P<avg>[\d.]+))?")
+_COVERAGE = re.compile(r"^Check coverage:\s*(?P<value>\S+)")
+_RUN_TIME = re.compile(r"^Run time:\s*(?P<value>.+)$")
+_ENTRY_ID = re.compile(r"^Entry:\s*(?P<id>\S+)")
+_PER_TYPE = re.compile(r"(?P<type>[A-Z][A-Z-]*)\s+(?P<avg>[\d.]+)\s*\((?P<count>\d+)\)")
+_LINK = "[transcript #"
+_REAL_DATE = "%Y-%m-%d %H:%M"
+
+
+@dataclass
+class ImperfectAnswer:
+    score: float
+    check_id: str
+    question: str
+    expected: str
+    got: str
+    comment: str
+    attempt: int = 1
+    note: str = ""  # "2nd attempt", as written
+    transcript_n: int | None = None  # the evaluation's event number in the run's transcript
+    persona: str = ""  # the persona's summary of the answer (entries before issue 9 had it in ``got``)
+    types: list[str] = field(default_factory=list)  # the check's types (entries before issue 12 have none)
+
+
+@dataclass
+class PersonaFault:
+    """A grade whose premise the persona broke: kept, listed, not counted in the agent's score."""
+
+    check_id: str
+    question: str
+    graded: str  # "5/10", as written
+    fault: str
+    transcript_n: int | None = None
+    types: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ReportEntry:
+    date: str
+    run_id: str
+    benchmark: str
+    agent: str
+    lines: list[str] = field(default_factory=list)  # every 📊 line, marker stripped, unwrapped
+    position: int = 0  # its place in report.md, 0 for the first written
+    entry_id: str = ""  # the ``Entry:`` id: tells identical entries apart ("" in entries written before it)
+    evaluations: int | None = None
+    average: float | None = None  # over the graded checks
+    score: float | None = None  # over every planned check (ungraded = 0); None in entries before issue 9
+    type_averages: dict[str, float] = field(default_factory=dict)  # "Average per type", by check type
+    coverage: str = ""
+    run_time: str = ""
+    incomplete: str = ""  # how an unfinished run ended ("waiting", "stopped", "crashed"); "" if it finished
+    incomplete_reason: str = ""
+    benchmark_hash: str = ""
+    version: str = ""
+    persona_model: str = ""
+    prompt_hash: str = ""
+    agent_model: str = ""
+    config_hash: str = ""
+
+    @property
+    def title(self) -> str:
+        return f"{self.date} — {self.run_id}: {self.benchmark} @ {self.agent}"
+
+    @property
+    def finished_at(self) -> datetime | None:
+        """The real (wall-clock, UTC) time the entry was written; None for entries dated in virtual time."""
+        if not self.date.endswith("UTC"):
+            return None
+        try:
+            return datetime.strptime(self.date.removesuffix("UTC").strip(), _REAL_DATE).replace(tzinfo=UTC)
+        except ValueError:
+            return None
+
+    @property
+    def headline(self) -> float | None:
+        """The score to compare entries by: the score over every planned check, else the average."""
+        return self.score if self.score is not None else self.average
+
+    @cached_property
+    def imperfect(self) -> list[ImperfectAnswer]:
+        """The imperfect answers, parsed on first use (most entries of a long report are never opened)."""
+        return [a for line in self.lines if line.startswith("[") and (a := parse_imperfect(line)) is not None]
+
+    @cached_property
+    def persona_faults(self) -> list[PersonaFault]:
+        return [f for line in self.lines if line.startswith("⚠") and (f := parse_fault(line)) is not None]
+
+    @property
+    def check_types(self) -> set[str]:
+        """The check types the entry has figures for: its per-type averages and its answers' types."""
+        types = set(self.type_averages)
+        for answer in self.imperfect:
+            types.update(answer.types)
+        for fault in self.persona_faults:
+            types.update(fault.types)
+        return types
+
+    def text(self) -> str:
+        """The entry as written in report.md (wrapped lines joined)."""
+        return "\n".join([f"## {self.title}", *(f"{MARK} {line}" for line in self.lines)]) + "\n"
+
+    def summary_lines(self) -> list[str]:
+        """The 📊 lines other than the imperfect answers and persona faults themselves."""
+        return [line for line in self.lines if not _IMPERFECT.match(line) and not _FAULT.match(line)]
+
+
+def _link(text: str) -> tuple[str, int | None]:
+    """``text`` without its trailing ``[transcript #N]``, and N."""
+    stripped = text.rstrip()
+    if not stripped.endswith("]"):
+        return text, None
+    head, sep, number = stripped[:-1].rpartition(_LINK)
+    if not sep or not number.isdigit():
+        return text, None
+    return head.rstrip(), int(number)
+
+
+def _types(rest: str) -> tuple[list[str], str]:
+    """The ``[AGG] [NEG]`` check types at the start of ``rest``, and what follows them."""
+    match = _TYPES.match(rest)
+    if match is None:
+        return [], rest
+    return re.findall(r"\[([A-Z][A-Z-]*)\]", match.group(1)), rest[match.end() :]
+
+
+def parse_imperfect(line: str) -> ImperfectAnswer | None:
+    match = _IMPERFECT.match(line)
+    if match is None:
+        return None
+    types, rest = _types(match["rest"])
+    question, _, after = rest.partition(" | expected: ")
+    expected, _, got_part = after.partition(" | got: ")
+    got_part, transcript_n = _link(got_part)
+    got, has_persona, persona_part = got_part.rpartition(" | persona: ")
+    if has_persona:  # the agent's verbatim reply, then the persona's summary and comment
+        persona, sep, comment = persona_part.rpartition(" — ")
+        if not sep:
+            persona, comment = persona_part, ""
+    else:  # before issue 9: the persona's summary was the "got"
+        persona = ""
+        got, sep, comment = got_part.rpartition(" — ")
+        if not sep:
+            got, comment = got_part, ""
+    note = (match["note"] or "").strip()
+    return ImperfectAnswer(
+        score=float(match["score"]),
+        check_id=match["id"].strip(),
+        question=question.strip(),
+        expected=expected.strip(),
+        got=got.strip(),
+        comment=comment.strip(),
+        attempt=2 if note.startswith("2") else 1,
+        note=note,
+        transcript_n=transcript_n,
+        persona=persona.strip(),
+        types=types,
+    )
+
+
+def parse_fault(line: str) -> PersonaFault | None:
+    match = _FAULT.match(line)
+    if match is None:
+        return None
+    types, rest = _types(match["rest"])
+    rest, transcript_n = _link(rest)
+    question, _, after = rest.partition(" | graded: ")
+    graded, _, fault = after.partition(" | fault: ")
+    return PersonaFault(
+        check_id=match["id"].strip(),
+        question=question.strip(),
+        graded=graded.split(",")[0].strip(),
+        fault=fault.strip(),
+        transcript_n=transcript_n,
+        types=types,
+    )
+
+
+def _score(entry: ReportEntry, match: re.Match[str]) -> None:
+    entry.score = float(match["score"])
+    if match["avg"]:
+        entry.average = float(match["avg"])
+
+
+def _evaluations(entry: ReportEntry, match: re.Match[str]) -> None:
+    entry.evaluations = int(match["count"])
+    if match["avg"]:
+        entry.average = float(match["avg"])
+
+
+def _incomplete(entry: ReportEntry, match: re.Match[str]) -> None:
+    entry.incomplete, entry.incomplete_reason = match["ended"].strip(), match["reason"].strip()
+
+
+def _benchmark(entry: ReportEntry, match: re.Match[str]) -> None:
+    entry.benchmark_hash, entry.version = match["hash"], match["version"] or ""
+
+
+def _persona(entry: ReportEntry, match: re.Match[str]) -> None:
+    entry.persona_model, entry.prompt_hash = match["model"], match["prompt"]
+    if match["config"]:  # before issue 9 the config hash was on the persona line
+        entry.config_hash = match["config"]
+
+
+def _agent(entry: ReportEntry, match: re.Match[str]) -> None:
+    entry.agent_model = match["model"]
+
+
+def _config(entry: ReportEntry, match: re.Match[str]) -> None:
+    entry.config_hash = match["hash"]
+
+
+def _coverage(entry: ReportEntry, match: re.Match[str]) -> None:
+    entry.coverage = match["value"]
+
+
+def _run_time(entry: ReportEntry, match: re.Match[str]) -> None:
+    entry.run_time = match["value"].strip()
+
+
+def _entry_id(entry: ReportEntry, match: re.Match[str]) -> None:
+    entry.entry_id = match["id"]
+
+
+# the figures by the word before a line's first colon: one lookup per line, then that line's pattern
+_FIGURES = {
+    "Score": (_SCORE, _score),
+    "Evaluations": (_EVALUATIONS, _evaluations),
+    "Incomplete": (_INCOMPLETE, _incomplete),
+    "Benchmark": (_BENCHMARK, _benchmark),
+    "Persona": (_PERSONA, _persona),
+    "Agent": (_AGENT, _agent),
+    "Config": (_CONFIG, _config),
+    "Check coverage": (_COVERAGE, _coverage),
+    "Run time": (_RUN_TIME, _run_time),
+    "Entry": (_ENTRY_ID, _entry_id),
+}
+
+
+def read_figures(entry: ReportEntry) -> None:
+    """Set the entry's figures from its 📊 lines (answers and faults are left for first use)."""
+    for line in entry.lines:
+        if line.startswith(("[", "⚠")):  # an answer or a fault: parsed when asked for
+            continue
+        key = line.partition(":")[0]
+        figure = _FIGURES.get(key)
+        if figure is not None:
+            if match := figure[0].match(line):
+                figure[1](entry, match)
+        elif key == "Average per type":
+            entry.type_averages = {m["type"]: float(m["avg"]) for m in _PER_TYPE.finditer(line)}
+        elif key == "Ended" and not entry.incomplete:  # before issue 9: "Ended: crashed — <reason>"
+            ended, _, reason = line.removeprefix("Ended:").partition(" — ")
+            entry.incomplete, entry.incomplete_reason = ended.strip(), reason.strip()
+
+
+def clean_line(raw: str) -> str:
+    """A line as read: spaces and tabs around it off (only those: a line after a control character, ``\x1c##
+    …``, never starts an entry), escaped if an old or hand-edited report left something to escape."""
+    line = raw.strip(" \t\r\ufeff")
+    return line if line.isprintable() else printable(line, newlines=False)  # printable() escapes no printable
+
+
+def parse_lines(lines: Iterable[str], *, figures: bool = True) -> list[ReportEntry]:
+    """The entries in ``lines`` in order, wrapped lines joined; their figures read unless ``figures`` is off."""
+    entries: list[ReportEntry] = []
+    current: ReportEntry | None = None
+    for raw in lines:  # only a real line break ends a line (not \x1c, \x85 or \u2028)
+        line = clean_line(raw)
+        if not line:
+            continue
+        if line.startswith(MARK):
+            if current is not None:
+                current.lines.append(line[len(MARK) :].strip())
+            continue
+        header = HEADER.match(line) if line.startswith("#") else None
+        if header is not None:
+            if current is not None and figures:
+                read_figures(current)
+            current = ReportEntry(
+                header["date"], header["run"].strip(), header["bench"], header["agent"], position=len(entries)
+            )
+            entries.append(current)
+        elif current is None or line.startswith("#"):
+            continue
+        elif current.lines:
+            current.lines[-1] += " " + line
+    if current is not None and figures:
+        read_figures(current)
+    return entries
+
+
+def parse_report_entries(text: str) -> list[ReportEntry]:
+    """Entries in file order (oldest first)."""
+    return parse_lines(text.split("\n"))
