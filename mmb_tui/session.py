@@ -62,13 +62,18 @@ async def play_app(scheduler: Scheduler, config_path: Path, start: list[str]) ->
     if app.detached == "key":
         print(
             f"mmb-tui: detached; {len(playing)} run(s) go on in this process (pid {os.getpid()}): "
-            f"{', '.join(playing) or 'none'}. Close the terminal when you like; `mmb-tui` attaches to them."
+            f"{', '.join(playing) or 'none'}. Ctrl-C no longer stops them (`kill {os.getpid()}` does; they "
+            "resume from their state); close the terminal when you like; `mmb-tui` attaches to them."
         )
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C meant to get the prompt back stops nothing
     log.info("playing on headless after a %s: %s", app.detached, ", ".join(playing) or "nothing")
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # the terminal may go later too
-    ended = await scheduler.wait(playing)
+    ended = await scheduler.wait(playing) if playing else {}
     log.info("headless runs ended: %s", ended)
-    return 0
+    # every run has ended and saved; leave now: a reader thread of the old screen may still block on the
+    # (gone) terminal, and waiting for it at interpreter exit would keep this process alive
+    logging.shutdown()
+    os._exit(0)
 
 
 def detach_runs(config: Config, config_path: Path, run_ids: list[str]) -> int:
