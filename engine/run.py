@@ -91,6 +91,7 @@ class Run:
         self._phase_started_by_call = False
         self._in_flight = False  # the next send_message may already be with the agent (see AgentChannel)
         self.termination: TerminationReason | None = None
+        self.handed_over = False  # stopped to be played on by another process: no report entry of its own
 
     # ---- events and saving (the recorder) -----------------------------------------------------
 
@@ -215,14 +216,14 @@ class Run:
         (``waiting`` when its last checkpoint could not be written, whatever it was before)."""
         try:
             entry = ""
-            if reason is not TerminationReason.FINISHED or not self.state.reported:
+            if (reason is not TerminationReason.FINISHED or not self.state.reported) and not self.handed_over:
                 # every end gets an entry (an unfinished one is marked incomplete), the finished one once;
                 # its id tells identical entries apart
                 entry = format_entry(self.summary()) + f"📊 Entry: {uuid.uuid4().hex[:12]}\n"
                 self.state.reported = reason is TerminationReason.FINISHED
             if reason is TerminationReason.STOPPED:  # cancelled mid-step: the last checkpoint stands
                 append_entry(self.run_dir.parent / REPORT_NAME, entry)
-                self.set_status("idle", "stopped")
+                self.set_status("idle", "handed over" if self.handed_over else "stopped")
             else:  # the checkpoint first (the entry pending in it), then the report: never twice, never lost
                 self.state.pending_report = entry
                 self.save()

@@ -189,6 +189,17 @@ class Scheduler:
             except asyncio.CancelledError:
                 pass
 
+    async def hand_over(self, run_ids: list[str]) -> list[str]:
+        """Stop the runs played here at their last checkpoint, with no report entry, for another process to
+        play them on (``d`` in the app); returns those it stopped."""
+        stopped = [run_id for run_id in run_ids if self.running(run_id) and self.slots[run_id].run]
+        for run_id in stopped:
+            run = self.slots[run_id].run
+            if run is not None:
+                run.handed_over = True
+        await asyncio.gather(*(self.stop(run_id) for run_id in stopped))
+        return stopped
+
     async def stop_all(self) -> None:
         await asyncio.gather(*(self.stop(run_id) for run_id in self.slots))
 

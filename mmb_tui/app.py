@@ -71,7 +71,10 @@ HELP: list[HelpSection] = [
             ("t", "switch between the dark and the light theme"),
             ("ctrl+p", "command palette: every action by name, more themes"),
             ("? / f1", "this help, and a legend of what the screens show"),
-            ("d", "detach: leave the screen, the runs play on (also on SSH drop); `mmb-tui` attaches again"),
+            (
+                "d",
+                "detach: the runs go on in a background process, the prompt comes back; `mmb-tui` attaches",
+            ),
             ("q / ctrl+q", "quit (asks when runs are in flight)"),
         ],
     ),
@@ -274,7 +277,7 @@ class MmbApp(App[None]):
         )
 
     def action_detach(self) -> None:
-        """Let go of the screen; this process plays its runs on headless (``mmb_tui.session``)."""
+        """Let go of the screen; the runs go on in a background process (``mmb_tui.session``)."""
         self.detached = "key"
         self._stop_watching.set()
         self.exit()

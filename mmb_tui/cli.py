@@ -18,12 +18,20 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--config", default="config.jsonc", help="path to config.jsonc (default: ./config.jsonc)"
     )
+    parser.add_argument(
+        "--detach",
+        action="store_true",
+        help="with run: play the runs in a background process (`mmb-tui --detach run RUN-ID…`)",
+    )
     sub = parser.add_subparsers(dest="command")
     run = sub.add_parser("run", help="run or resume runs of config.jsonc")
     run.add_argument("runs", nargs="+", metavar="RUN-ID")
     run.add_argument("--headless", action="store_true", help="no UI: print events and a progress line")
     run.add_argument(
-        "--detach", action="store_true", help="play them in a background process; `mmb-tui` watches them"
+        "--detach",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="play them in a background process; `mmb-tui` watches them",
     )
     run.add_argument("--config", default=argparse.SUPPRESS)
     validate = sub.add_parser("validate", help="check benchmarks without running them")
@@ -67,6 +75,12 @@ def _log_to_file(config: Config) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.detach and args.command != "run":
+        print(
+            "mmb-tui: --detach plays named runs in the background: mmb-tui --detach run RUN-ID…",
+            file=sys.stderr,
+        )
+        return 2
     try:
         if args.command == "validate":
             from engine.benchmark.validate import main_validate

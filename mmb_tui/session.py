@@ -3,7 +3,8 @@
 The engine is embedded in the app (one asyncio loop). When the terminal goes away (SIGHUP: an SSH drop, a
 closed tmux pane) the screen is let go and the process keeps playing its runs headless until they end,
 logging to ``results/mmb-tui.log``; another ``mmb-tui`` over the same ``results/`` attaches to them (the run
-lock names this process, ``engine/remote.py`` serves each run). ``d`` in the app does the same on purpose.
+lock names this process, ``engine/remote.py`` serves each run). ``d`` in the app hands its runs over to a
+background process (stopped at their last checkpoint, resumed there at once) and gives the prompt back.
 ``mmb-tui run RUN… --detach`` starts runs in a background process of their own from the start.
 """
 
@@ -60,13 +61,8 @@ async def play_app(scheduler: Scheduler, config_path: Path, start: list[str]) ->
         return 0
     playing = [run_id for run_id in scheduler.run_ids() if scheduler.running(run_id)]
     if app.detached == "key":
-        print(
-            f"mmb-tui: detached; {len(playing)} run(s) go on in this process (pid {os.getpid()}): "
-            f"{', '.join(playing) or 'none'}. Ctrl-C no longer stops them (`kill {os.getpid()}` does; they "
-            "resume from their state); close the terminal when you like; `mmb-tui` attaches to them."
-        )
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C meant to get the prompt back stops nothing
-    log.info("playing on headless after a %s: %s", app.detached, ", ".join(playing) or "nothing")
+        return await _hand_over(scheduler, config_path, playing)
+    log.info("playing on headless after a hang-up: %s", ", ".join(playing) or "nothing")
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # the terminal may go later too
     ended = await scheduler.wait(playing) if playing else {}
     log.info("headless runs ended: %s", ended)
@@ -74,6 +70,17 @@ async def play_app(scheduler: Scheduler, config_path: Path, start: list[str]) ->
     # (gone) terminal, and waiting for it at interpreter exit would keep this process alive
     logging.shutdown()
     os._exit(0)
+
+
+async def _hand_over(scheduler: Scheduler, config_path: Path, playing: list[str]) -> int:
+    """``d``: the runs stop at their last checkpoint (no report entry) and a background process of their own
+    resumes them at once, so the terminal gets its prompt back; ``mmb-tui`` attaches to them there."""
+    if not playing:
+        print("mmb-tui: detached; no run was playing, nothing goes on in the background.")
+        return 0
+    handed = await scheduler.hand_over(playing)
+    log.info("handing over to a background process: %s", ", ".join(handed))
+    return await asyncio.to_thread(detach_runs, scheduler.config, config_path, handed)
 
 
 def detach_runs(config: Config, config_path: Path, run_ids: list[str]) -> int:

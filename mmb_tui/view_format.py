@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 
 from rich.cells import cell_len
@@ -23,6 +24,9 @@ IN_FLIGHT: tuple[RunStatus, ...] = ("running", "paused", "waiting")
 WAITING_MARK = "⚠"  # a run that waits for the operator (a fault outlived its retries, a stuck persona)
 PAUSE_PENDING_MARK = "⏸"
 ELSEWHERE_MARK = "↗"  # a run another process plays (watched and steered from here)
+
+wall_clock = time.time
+"""Now, for "for how long" and the age of the last event (snapshot tests freeze it)."""
 
 
 def parse_clock(iso: str) -> datetime | None:
@@ -87,10 +91,11 @@ def activity_label(activity: Activity, now: float) -> str:
     return ""
 
 
-def status_text(view: RunView, now: float, width: int = 26) -> Text:
+def status_text(view: RunView, now: float, width: int = 26, every_reason: bool = False) -> Text:
     """The runs table's status: what a running run waits for (``running`` between waits), or the status
     and why (``⚠`` marks a run waiting for the operator), and a pause still pending; cut to ``width``
-    cells."""
+    cells. ``every_reason``: also the reason of a running or idle run (who plays it elsewhere, why it
+    stopped), as the run's header shows it."""
     style = STATUS_STYLES.get(view.status, "")
     text = Text(no_wrap=True, overflow="ellipsis")
     if view.owner:
@@ -102,7 +107,9 @@ def status_text(view: RunView, now: float, width: int = 26) -> Text:
         if view.status == "waiting":
             text.append(f"{WAITING_MARK} ", style=style)
         text.append(view.status, style=style)
-    if not doing and view.reason and view.status in ("waiting", "crashed", "paused", "error"):
+    if view.reason and (
+        every_reason or (not doing and view.status in ("waiting", "crashed", "paused", "error"))
+    ):
         text.append(f": {view.reason}", style="italic")
     mark = f" {PAUSE_PENDING_MARK}" if view.pause_pending else ""
     text.truncate(width - cell_len(mark), overflow="ellipsis")

@@ -115,3 +115,8 @@ def test_judge_eval_runs_offline_and_ends_with_the_agreement(capsys: pytest.Capt
     assert main(["judge-eval", "--cases", str(ROOT / "benchmarks" / "judge_cases.jsonl")]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.startswith("agreement: ") and "%" in last
+
+
+def test_detach_without_runs_says_how_to_name_them(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--detach"]) == 2
+    assert "mmb-tui --detach run RUN-ID" in capsys.readouterr().err

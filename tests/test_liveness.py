@@ -26,9 +26,9 @@ from engine.models.base import Completion, Message, ToolSchema
 from engine.models.server import start_server
 from engine.run import Run
 from engine.scheduler import Scheduler, run_view
+from mmb_tui import view_format
 from mmb_tui.app import make_app
 from mmb_tui.view_format import activity_label, age_label, duration_label, status_text
-from mmb_tui.widgets import runs_table
 from mmb_tui.widgets.runs_table import RunsTable
 
 NOW = 1_790_000_000.0  # the frozen wall clock of the snapshot
@@ -225,7 +225,7 @@ class TableApp(App[None]):
 def test_liveness_markers_in_the_runs_table(
     snap_compare: Any, scene: Scene, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(runs_table, "wall_clock", lambda: NOW)
+    monkeypatch.setattr(view_format, "wall_clock", lambda: NOW)
     views = scene.engine.views
     waits_on_persona = Activity(
         waiting_for="persona model", since=NOW - 125, attempt=2, attempts=4, reason="HTTP 429"

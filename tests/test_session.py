@@ -8,6 +8,7 @@ import pty
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -34,6 +35,14 @@ def _wait_for(predicate, timeout: float, what: str) -> None:  # type: ignore[no-
     while not predicate():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.1)
+
+
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 65536):
+            pass
+    except OSError:
+        pass
 
 
 def _events(tmp_path: Path) -> int:
@@ -74,6 +83,38 @@ def test_a_hang_up_of_the_apps_terminal_leaves_the_run_playing_to_its_report(tmp
     assert report.count("demo @ chatbot") == 1 and "Incomplete" not in report
     log = (tmp_path / "results" / "mmb-tui.log").read_text()
     assert "SIGHUP" in log and "headless runs ended" in log
+
+
+def test_d_hands_the_runs_to_a_background_process_and_gives_the_prompt_back(tmp_path: Path) -> None:
+    config = _config(tmp_path, latency=0.05)
+    master, slave = pty.openpty()
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "100", "LINES": "30"}
+    app = subprocess.Popen(
+        [sys.executable, "-m", "mmb_tui.cli", "--config", str(config), "run", "demo"],
+        cwd=ROOT,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        start_new_session=True,
+    )
+    os.close(slave)
+    threading.Thread(target=_drain, args=(master,), daemon=True).start()  # a terminal reads what it is sent
+    try:
+        _wait_for(lambda: _events(tmp_path) > 10, 60, "the run to get going in the app")
+        os.write(master, b"d")
+        assert app.wait(timeout=60) == 0  # the app's process is gone: the shell has its prompt back
+        owner = (tmp_path / "results" / "demo" / "run.lock").read_text()
+        assert f"pid {app.pid}" not in owner  # another process plays it now
+        seen = _events(tmp_path)
+        _wait_for(lambda: _events(tmp_path) > seen, 30, "the transcript to grow in the background")
+        _wait_for(lambda: "demo @ chatbot" in _report(tmp_path), 120, "the handed-over run's report entry")
+    finally:
+        app.kill()
+    report = _report(tmp_path)
+    assert report.count("demo @ chatbot") == 1 and "Incomplete" not in report  # no entry for the hand-over
+    lines = [json.loads(line) for line in (tmp_path / "results" / "demo" / "transcript.jsonl").open()]
+    assert [e["n"] for e in lines] == list(range(len(lines)))  # resumed, nothing duplicated
 
 
 def test_run_detach_plays_in_the_background_and_returns_at_once(tmp_path: Path) -> None:

@@ -14,13 +14,15 @@ from textual.widgets import Input, Static
 
 from engine.api import RunView
 from engine.events import Event
+from mmb_tui import view_format
 from mmb_tui.event_render import FILTER_LABELS
 from mmb_tui.transcript_files import read_tail_events
 from mmb_tui.transcript_seek import events_around
-from mmb_tui.view_format import STATUS_STYLES, phase_label
+from mmb_tui.view_format import phase_label, status_text
 from mmb_tui.widgets.transcript_view import TranscriptView
 
 Prompt = Literal["search", "event"]
+HEADER_STATUS_WIDTH = 90  # cells of the status and why in the header (the table's column is narrower)
 
 
 class RunColumn(Vertical):
@@ -64,7 +66,8 @@ class RunColumn(Vertical):
         self.transcript.append(event)
 
     def update_view(self, view: RunView | None) -> None:
-        if view != self._view:
+        waiting = view is not None and view.status == "running" and view.activity.since is not None
+        if view != self._view or waiting:  # what a run waits for ages by the second
             self._view = view
             self._refresh_header()
 
@@ -140,9 +143,9 @@ class RunColumn(Vertical):
         view = self._view
         if view is not None:
             header.append(" · ")
-            header.append(view.status, style=STATUS_STYLES.get(view.status, ""))
-            if view.reason:
-                header.append(f": {view.reason}", style="italic")
+            header.append_text(
+                status_text(view, view_format.wall_clock(), HEADER_STATUS_WIDTH, every_reason=True)
+            )
             header.append(f" · phase {phase_label(view)}")
         transcript = self.transcript
         if transcript.filter_mode != "all":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -10,6 +9,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from engine.api import RunView
+from mmb_tui import view_format
 from mmb_tui.view_format import age_label, average_label, compact_clock, phase_label, status_text
 
 _COLUMNS = (
@@ -22,9 +22,6 @@ _COLUMNS = (
     ("clock", "Clock"),
 )
 STATUS_WIDTH = 26  # cells of the status column: the whole table fits 80 columns
-
-wall_clock = time.time
-"""Now, for "for how long" and the age of the last event (snapshot tests freeze it)."""
 
 
 class RunsTable(DataTable[str | Text]):
@@ -66,7 +63,7 @@ class RunsTable(DataTable[str | Text]):
     def show_views(self, views: list[RunView]) -> None:
         """Update the cells that changed (ages change with time); rebuild the rows only when the set of runs
         changed."""
-        now = wall_clock()
+        now = view_format.wall_clock()
         ids = [view.run_id for view in views]
         cells = {view.run_id: self._cells(view, now) for view in views}
         shown, self._shown = self._shown, cells
