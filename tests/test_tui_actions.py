@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.widgets import Input, Static
 from tui_fakes import Scene, settle
 
@@ -227,3 +229,9 @@ async def test_the_fact_editor_shows_and_fills_in_the_current_text_and_refuses_u
         await pilot.press("backspace", "9", "tab", "ctrl+s")
         assert "family has no fact 2.9" in str(screen.query_one("#fact-error", Static).render())
         assert scene.engine.commands == []
+
+
+def test_snapshot_of_the_error_toast_of_a_refused_edit(snap_compare: Any, scene: Scene) -> None:
+    scene.engine.refusals["edit_fact"] = "the run has finished: there is no live sheet"
+    edit = ["e", *"family", "tab", *"2.4", "tab", *"Tom is allergic to nuts", "enter"]
+    assert snap_compare(scene.app(), terminal_size=(80, 24), press=edit)
