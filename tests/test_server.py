@@ -267,16 +267,23 @@ async def test_make_model_resolves_names() -> None:
     assert known_model_names(None) == list(SCRIPTED_MODELS)
 
 
-async def test_latency_sleeps_per_call() -> None:
+async def test_latency_is_a_deadline_from_the_call_the_answers_own_work_inside_it() -> None:
+    now = [100.0]
     delays: list[float] = []
 
     async def sleep(seconds: float) -> None:
         delays.append(seconds)
+        now[0] += seconds
 
-    model = FaultyModel(ToolModel(), latency=0.5, sleep=sleep)
+    class SlowToAnswer(ToolModel):
+        async def complete(self, messages, tools=None):  # type: ignore[no-untyped-def]
+            now[0] += 0.125  # the scripted answer's own work
+            return await super().complete(messages, tools)
+
+    model = FaultyModel(SlowToAnswer(), latency=0.5, sleep=sleep, clock=lambda: now[0])
     await model.complete(HISTORY)
     await model.complete(HISTORY)
-    assert delays == [0.5, 0.5]
+    assert delays == [0.375, 0.375] and now[0] == 101.0  # each call took exactly its latency
 
 
 def test_a_scripted_model_that_cannot_be_imported_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:

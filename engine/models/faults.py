@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal, cast, get_args
@@ -135,6 +136,7 @@ class FaultyModel:
         reasoning: bool = False,
         latency: float = 0.0,
         sleep: Sleep = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.inner = inner
         self.name = name or inner.name
@@ -143,6 +145,7 @@ class FaultyModel:
         self.latency = latency
         self.calls = 0
         self._sleep = sleep
+        self._clock = clock
 
     def next_fault(self) -> FaultKind | None:
         """Count a call and return its planned fault, if any."""
@@ -152,9 +155,10 @@ class FaultyModel:
     async def answer(
         self, kind: FaultKind | None, messages: list[Message], tools: list[ToolSchema] | None = None
     ) -> Completion:
-        """The inner model's answer for a call already counted, spoiled by ``kind`` if it is a content fault."""
-        if self.latency > 0:
-            await self._sleep(self.latency)
+        """The inner model's answer for a call already counted, spoiled by ``kind`` if it is a content fault;
+        with ``latency``, given that long after the call began (a deadline: the answer's own work is part of
+        the latency, as with a real model, not added to it)."""
+        deadline = self._clock() + self.latency
         completion = await self.inner.complete(messages, tools)
         if self.reasoning and not completion.reasoning:
             completion = completion.model_copy(
@@ -162,6 +166,8 @@ class FaultyModel:
             )
         if kind is not None and kind in CONTENT_FAULTS:
             completion = apply_content_fault(kind, completion, messages)
+        if self.latency > 0:
+            await self._sleep(max(0.0, deadline - self._clock()))
         return completion
 
     async def complete(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> Completion:
