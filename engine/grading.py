@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from engine.benchmark.answer_key import check_dependencies
-from engine.benchmark.directives import Directive, expected_facts, phase_directives
+from engine.benchmark.answer_key import dependencies_of
+from engine.benchmark.directives import Directive, directives_of, expected_fact
 from engine.benchmark.model import DELETED, Benchmark, Check, Phase
 from engine.benchmark.templates import render_templates
 from engine.events import EvaluationLogged, Event
@@ -171,13 +171,12 @@ def replaced_text(state: RunState, check_id: str) -> str:
 def premise_faults(state: RunState, bench: Benchmark, check: Check) -> list[str]:
     """Why the grade of ``check`` would measure the persona: its declared facts do not hold what the
     benchmark says they hold at this point, or were changed and not told since. Empty: the premise held."""
-    deps = check_dependencies(bench).get(check.id, [])
+    deps = dependencies_of(bench, check.id)
     if not deps:
         return []
-    expected = expected_facts(bench, state.phase_index, before_line=check.line)
     faults: list[str] = []
     for sheet_name, fact_id in deps:
-        want = expected.get((sheet_name, fact_id))
+        want = expected_fact(bench, state.phase_index, check.line, sheet_name, fact_id)
         if want is None:
             continue
         sheet = state.sheets.get(sheet_name)
@@ -194,7 +193,7 @@ def premise_faults(state: RunState, bench: Benchmark, check: Check) -> list[str]
 def directive_problems(state: RunState, bench: Benchmark) -> list[str]:
     """The current phase's ``Edit``/``Add to`` lines not yet carried out: the sheet must hold exactly the
     directed text, and the fact must be told after the change. Gates ``next_phase``."""
-    directives = phase_directives(bench).get(state.phase_index, [])
+    directives = directives_of(bench, state.phase_index)
     problems: list[str] = []
     for index, directive in enumerate(directives):
         later = [

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from engine import grading
-from engine.benchmark.directives import phase_directives
+from engine.benchmark.directives import directives_of
 from engine.benchmark.jsblock import JsBlockError, run_block
 from engine.benchmark.model import Benchmark
 from engine.events import ErrorOccurred, Event, PhaseStarted
@@ -54,7 +54,7 @@ async def start_phase(
             line = phase.js_line + exc.line - 1 if exc.line else phase.js_line - 1  # 0: the whole block
             emit(ErrorOccurred(message=f"{phase.chapter}:{line}: {exc}", where="js"))
     state.phase_vars = {k: v for k, v in vars_.items() if k in _VARS}
-    directed = bool(phase_directives(bench).get(index))
+    directed = bool(directives_of(bench, index))
     text = render_phase(phase, len(bench.phases), state.start_date, state.phase_vars, directed)
     if host.switched:
         text += f"\n\n[Platform note: {SESSION_SWITCH_NOTE}]"

@@ -8,7 +8,9 @@ import pytest
 
 from engine.benchmark.directives import (
     Directive,
+    directives_of,
     ever_existing_facts,
+    expected_fact,
     expected_facts,
     phase_directives,
     phase_lines,
@@ -180,3 +182,19 @@ def test_an_edit_of_a_fact_that_does_not_exist_yet_is_a_problem(tmp_path: Path) 
     assert [(Path(p.file).name, p.line) for p in problems] == [("chapter1.md", 9), ("chapter1.md", 11)]
     assert problems[0].message.startswith("Edit profile 2.4: the sheet has no fact 2.4 at this point")
     assert problems[1].message.startswith("'Edit' in the middle of a line is never carried out")
+
+
+@pytest.mark.parametrize("name", ["demo", "max", "multiday"])
+def test_one_facts_expected_text_agrees_with_the_whole_replay_at_every_check(name: str) -> None:
+    bench, problems = validate_benchmark(ROOT / name)
+    assert problems == [] and bench is not None
+    directed = {(d.sheet, d.fact_id) for p in bench.phases for d in directives_of(bench, p.index)}
+    for phase in bench.phases:
+        for check in phase.checks:
+            replayed = expected_facts(bench, phase.index, before_line=check.line)
+            known = replayed.keys() | directed  # facts added only later too: absent at this point
+            for sheet, fact_id in known:
+                assert expected_fact(bench, phase.index, check.line, sheet, fact_id) == replayed.get(
+                    (sheet, fact_id)
+                ), (name, check.id, sheet, fact_id)
+    assert directives_of(bench, len(bench.phases) + 5) == []

@@ -258,3 +258,8 @@ def check_dependencies(bench: Benchmark) -> dict[str, list[tuple[str, str]]]:
     ``uses: none``; a check without a declaration (or without KEY.md) is absent. Read once per benchmark."""
     found = cached("dependencies", bench, _read_dependencies)
     return {check_id: list(deps) for check_id, deps in found.items()}
+
+
+def dependencies_of(bench: Benchmark, check_id: str) -> list[tuple[str, str]]:
+    """``check_dependencies`` of one check (empty when undeclared), without copying every check's."""
+    return list(cached("dependencies", bench, _read_dependencies).get(check_id, ()))

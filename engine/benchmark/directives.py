@@ -192,6 +192,40 @@ def expected_facts(
     return facts
 
 
+def directives_of(bench: Benchmark, phase_index: int) -> list[Directive]:
+    """The Edit/Add directives of one phase, in text order (``phase_directives`` without copying them all)."""
+    return list(cached("replay", bench, _replay).directives.get(phase_index, ()))
+
+
+def expected_fact(
+    bench: Benchmark, phase_index: int, before_line: int | None, sheet: str, fact_id: str
+) -> str | None:
+    """What ``expected_facts`` says of one fact (``None``: it does not exist at that point), from the
+    directives of that fact alone: the same at the last phase of a long benchmark as at the first."""
+    replay = cached("replay", bench, _replay)
+    history = cached("fact history", bench, _fact_history)
+    text = replay.original.get((sheet, fact_id))
+    for index, directive in history.get((sheet, fact_id), ()):
+        if index > phase_index or (
+            index == phase_index and before_line is not None and directive.line >= before_line
+        ):
+            break
+        if directive.kind == "add" or text is not None:
+            text = directive.text
+    return text
+
+
+def _fact_history(bench: Benchmark) -> dict[tuple[str, str], list[tuple[int, Directive]]]:
+    """(sheet, fact id) -> its directives with their phase index, in the replay's order."""
+    replay = cached("replay", bench, _replay)
+    history: dict[tuple[str, str], list[tuple[int, Directive]]] = {}
+    for index in sorted(replay.directives):
+        for directive in replay.directives[index]:
+            if directive.fact_id:
+                history.setdefault((directive.sheet, directive.fact_id), []).append((index, directive))
+    return history
+
+
 def ever_existing_facts(bench: Benchmark) -> dict[str, set[str]]:
     """Sheet name -> every fact id it ever has: the original ones and those any Add directive creates."""
     known = {name: {f.id for c in sheet.categories for f in c.facts} for name, sheet in bench.sheets.items()}
