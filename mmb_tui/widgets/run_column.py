@@ -35,6 +35,7 @@ class RunColumn(Vertical):
         self.run_id: str | None = None
         self._max_entries = max_entries
         self._view: RunView | None = None
+        self._header = Text()
         self._path: Path | None = None
         self._prompt: Prompt | None = None
 
@@ -147,6 +148,8 @@ class RunColumn(Vertical):
                 status_text(view, view_format.wall_clock(), HEADER_STATUS_WIDTH, every_reason=True)
             )
             header.append(f" · phase {phase_label(view)}")
+            if view.node:
+                header.append(f" · on {view.node}")
         transcript = self.transcript
         if transcript.filter_mode != "all":
             header.append(f" · {FILTER_LABELS[transcript.filter_mode]}", style="bold reverse")
@@ -158,4 +161,6 @@ class RunColumn(Vertical):
             header.append(f" · #{first}–#{last}, not the tail (End loads it)", style="bold italic")
         elif not transcript.following:
             header.append(" · scrolled (End follows)", style="italic")
-        self.query_one(".run-column-header", Static).update(header)
+        if header != self._header:  # an update lays the screen out again: only for a new text
+            self._header = header
+            self.query_one(".run-column-header", Static).update(header)
