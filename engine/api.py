@@ -55,6 +55,7 @@ class RunView(BaseModel):
     activity: Activity = Field(default_factory=Activity)  # what a playing run waits for, since when
     pause_pending: bool = False  # a pause is queued: applied before the persona's next turn
     last_event_at: float | None = None  # wall clock (epoch seconds) of the run's last event, if known here
+    cost: float | None = None  # USD so far, over the roles whose model has a price (``engine/prices.py``)
 
 
 class Observer(Protocol):

@@ -12,10 +12,12 @@ from engine.benchmark.model import Benchmark, BenchmarkError
 from engine.benchmark.validate import load_benchmark
 from engine.clock import Clock
 from engine.config import Config
+from engine.judge_role import RunJudge, make_run_judge
 from engine.models.base import ChatModel, ModelError
 from engine.models.registry import make_model
 from engine.models.usage import UsageMeter
 from engine.persona.context import prompt_hash
+from engine.prices import role_prices
 from engine.provenance import (
     Provenance,
     agent_model_name,
@@ -97,8 +99,8 @@ def check_run(config: Config, run_id: str) -> str:
 
 def _prepare(
     config: Config, run_id: str, run_dir: Path, clock: Clock, meter: UsageMeter
-) -> tuple[Benchmark, ChatModel, AgentAdapter]:
-    """The run's benchmark, persona model and adapter (not started); ``BuildError`` names what is wrong."""
+) -> tuple[Benchmark, ChatModel, AgentAdapter, RunJudge | None]:
+    """The run's benchmark, persona model, adapter (not started) and judge; ``BuildError`` names what is wrong."""
     run_cfg = config.runs[run_id]
     bench = load_run_benchmark(config, run_id)
     persona_name = run_cfg.persona or config.persona.model
@@ -107,6 +109,10 @@ def _prepare(
         adapter_cls = resolve(run_cfg.agent)
     except (ModelError, UnknownAdapter) as exc:
         raise BuildError(f"runs.{run_id}: {exc}") from None
+    try:
+        judge = make_run_judge(config, run_id, meter)
+    except ModelError as exc:  # names its key: runs.<id>.judge or judge.model
+        raise BuildError(str(exc)) from None
     if bench.time_master and not adapter_cls.supports_virtual_time and not run_cfg.allow_real_time:
         raise BuildError(
             f"runs.{run_id}: benchmark {bench.name!r} runs on virtual time but agent {run_cfg.agent!r} cannot follow it; "
@@ -125,7 +131,7 @@ def _prepare(
         adapter = adapter_cls(ctx)
     except (ValueError, ModelError) as exc:
         raise BuildError(f"runs.{run_id}: {exc}") from None
-    return bench, persona_model, adapter
+    return bench, persona_model, adapter, judge
 
 
 def _build(
@@ -140,7 +146,7 @@ def _build(
     clock = clock_factory() if clock_factory else Clock()
     meter = UsageMeter()
     persona_name = run_cfg.persona or config.persona.model
-    bench, persona_model, adapter = _prepare(config, run_id, run_dir, clock, meter)
+    bench, persona_model, adapter, judge = _prepare(config, run_id, run_dir, clock, meter)
 
     try:
         state = load_state(run_dir / "state.json")
@@ -198,6 +204,7 @@ def _build(
             prompt_hash=prompt_hash(bench.instructions),
             agent_model=describe_model(config, agent_model),
             config_hash=config_hash(config, run_id, persona_name, agent_model),
+            prices=role_prices(config, run_cfg),
         ),
     )
-    return Run(parts)
+    return Run(parts, judge)

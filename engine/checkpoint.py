@@ -1,11 +1,11 @@
 """What a save writes besides ``state.json``: the journal of what grows with a run, appended, never rewritten.
 
 The persona's context, the live sheets, the told marks and when each fact changed, each check's latest grade
-(with when it was graded) and the agent's compactions (``JOURNALED`` in ``engine/state.py``) go to
-``journal.<n>.jsonl``: a save appends only what changed since the last one, and ``state.json`` (cursors,
-clock, phase: bounded) names the journal's length it covers, so the cost of a save does not grow with the
-run. A resume reads the journal up to that length: bytes written after the checkpoint (where a kill
-landed) are ignored and replayed, as before.
+(with when it was graded and the judge's grade of it, on one line: both or neither) and the agent's
+compactions (``JOURNALED`` in ``engine/state.py``) go to ``journal.<n>.jsonl``: a save appends only what
+changed since the last one, and ``state.json`` (cursors, clock, phase: bounded) names the journal's length it
+covers, so the cost of a save does not grow with the run. A resume reads the journal up to that length:
+bytes written after the checkpoint (where a kill landed) are ignored and replayed, as before.
 
 Each session starts a new generation holding what is live (a resumed context may also have been changed in
 place), and so does a journal grown well past what is live (old contexts, regraded checks): a reader never
@@ -15,8 +15,9 @@ removes older generations once a checkpoint naming a newer one is on disk.
 Changes are found without hooks in the code that makes them, each at the cost of what changed: the context
 by identity (messages appended, or a new list after a compaction; a message is never edited in place),
 told marks and change stamps by one C-level comparison with a copy, and what only the run's events change
-by those events: a grade (``evaluation_logged``), a sheet edit (the persona's ``facts_edit``/``facts_add``,
-the operator's ``edit_fact``/``add_fact``, and a new change stamp), the agent's compactions (appended).
+by those events: a grade (``evaluation_logged``, ``judge_graded``), a sheet edit (the persona's
+``facts_edit``/``facts_add``, the operator's ``edit_fact``/``add_fact``, and a new change stamp), the agent's
+compactions (appended).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any, BinaryIO
 
 from pydantic import TypeAdapter
 
-from engine.events import EvaluationLogged, Event, OperatorActed, ToolCalled
+from engine.events import EvaluationLogged, Event, JudgeGraded, OperatorActed, ToolCalled
 from engine.models.base import Message
 from engine.state import RunState, StateSaveError, journal_path
 
@@ -66,9 +67,11 @@ class Journal:
         self._changed_at: dict[str, int] = {}
         self._evaluations: dict[str, EvaluationLogged] | None = None
         self._graded_at: dict[str, int] | None = None
+        self._judge_grades: dict[str, JudgeGraded] | None = None
         self._grade_lines: dict[str, bytes] = {}
         self._evaluated: set[str] = set()  # the checks whose journaled grade has an evaluation, a stamp
         self._graded: set[str] = set()
+        self._judged: set[str] = set()
         self._live = 0  # about the bytes a new generation would hold (the rest a reader reads is waste)
         self._observations: list[Any] | None = None
         self._observation_lines: list[bytes] = []
@@ -84,7 +87,7 @@ class Journal:
 
     def note(self, event: Event) -> None:
         """An emitted event: a grade marks its check, a sheet edit the sheets, for the next save."""
-        if isinstance(event, EvaluationLogged):
+        if isinstance(event, EvaluationLogged | JudgeGraded):
             self._dirty_checks.add(event.check_id)
         elif (isinstance(event, ToolCalled) and event.name in _SHEET_TOOLS) or (
             isinstance(event, OperatorActed) and event.action in _SHEET_ACTIONS
@@ -142,6 +145,7 @@ class Journal:
         if (
             state.evaluations is not self._evaluations
             or state.graded_at is not self._graded_at
+            or state.judge_grades is not self._judge_grades
             or state.agent_observations is not self._observations
             or len(state.agent_observations) < len(self._observation_lines)
             or state.sheets.keys() != self._sheets.keys()
@@ -174,14 +178,19 @@ class Journal:
             line = self._grade_line(state, check_id)
             self._live += len(line) - len(self._grade_lines.get(check_id, b""))
             self._grade_lines[check_id] = line
-            for journaled, present in ((self._evaluated, state.evaluations), (self._graded, state.graded_at)):
+            for journaled, present in (
+                (self._evaluated, state.evaluations),
+                (self._graded, state.graded_at),
+                (self._judged, state.judge_grades),
+            ):
                 if check_id in present:
                     journaled.add(check_id)
                 else:
                     journaled.discard(check_id)
             lines.append(line)
         self._dirty_checks.clear()
-        if (len(state.evaluations), len(state.graded_at)) != (len(self._evaluated), len(self._graded)):
+        counts = (len(self._evaluated), len(self._graded), len(self._judged))
+        if (len(state.evaluations), len(state.graded_at), len(state.judge_grades)) != counts:
             return None  # changed without their event
         for observation in state.agent_observations[len(self._observation_lines) :]:
             line = _line({}, observation=observation.model_dump_json().encode())
@@ -209,8 +218,10 @@ class Journal:
 
     @staticmethod
     def _grade_line(state: RunState, check_id: str) -> bytes:
-        evaluation = state.evaluations.get(check_id)
+        evaluation, judged = state.evaluations.get(check_id), state.judge_grades.get(check_id)
         raw = {"evaluation": evaluation.model_dump_json().encode()} if evaluation is not None else {}
+        if judged is not None:
+            raw["judge"] = judged.model_dump_json().encode()
         return _line({"grade": check_id, "at": state.graded_at.get(check_id)}, **raw)
 
     # ---- generations ---------------------------------------------------------------------------------
@@ -223,8 +234,11 @@ class Journal:
         self._told = {name: list(ids) for name, ids in state.told.items()}
         self._changed_at = dict(state.changed_at)
         self._evaluations, self._graded_at = state.evaluations, state.graded_at
-        self._grade_lines = {c: self._grade_line(state, c) for c in {**state.evaluations, **state.graded_at}}
+        self._judge_grades = state.judge_grades
+        checks = {**state.evaluations, **state.graded_at, **state.judge_grades}
+        self._grade_lines = {c: self._grade_line(state, c) for c in checks}
         self._evaluated, self._graded = set(state.evaluations), set(state.graded_at)
+        self._judged = set(state.judge_grades)
         self._observations = state.agent_observations
         self._observation_lines = [
             _line({}, observation=o.model_dump_json().encode()) for o in state.agent_observations

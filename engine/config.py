@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import json5
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from engine.expand import ExpandError, Group, expand
 
 
 class ConfigError(Exception):
@@ -15,6 +17,13 @@ class ConfigError(Exception):
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class Price(_Strict):
+    """What a model costs, in USD per million tokens (``engine/prices.py`` turns tokens into cost)."""
+
+    input: float = Field(ge=0)  # per million prompt tokens
+    output: float = Field(ge=0)  # per million completion tokens
 
 
 class ModelSpec(_Strict):
@@ -30,6 +39,8 @@ class ModelSpec(_Strict):
     latency: float = Field(
         default=0.0, ge=0
     )  # scripted models only: seconds slept per call (benchmarks of the engine)
+    # a price changes nothing a run does: left out of dumps, so config hashes stay as they were
+    price: Price | None = Field(default=None, exclude=True)
 
 
 class PersonaConfig(_Strict):
@@ -62,8 +73,20 @@ class HooksConfig(_Strict):
     echo_guard: bool = True
 
 
+JudgeLead = Literal["persona", "judge", "both"]
+"""Which grade a report's headline counts: the persona's, the judge's, or the lower of the two ("both")."""
+
+
+class JudgeConfig(_Strict):
+    """An independent judge grading every check after the persona (``engine/judge_role.py``)."""
+
+    model: str  # a key of models, or "scripted/judge" (the offline rules judge)
+    lead: JudgeLead = "persona"
+
+
 class RunConfig(BaseModel):
-    """A run. Keys other than the engine's own are handed to the adapter (``adapter_options``)."""
+    """A run. Keys other than the engine's own are handed to the adapter (``adapter_options``). A run's
+    ``repeats: N`` is expanded before validation into runs ``<id>.r1`` … ``<id>.rN`` (``engine/expand.py``)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -71,7 +94,7 @@ class RunConfig(BaseModel):
     agent: str
     ignore_session_break: bool = False
     persona: str | None = None  # model name overriding the global persona model
-    judge: str | None = None  # reserved: a separate grader model
+    judge: str | None = None  # model name overriding judge.model for this run (a judge even without one)
     allow_real_time: bool = False  # run a time_master benchmark on an agent without virtual time
     max_reply_chars: int = Field(default=20000, ge=100)  # longer agent replies reach the persona shortened
 
@@ -85,12 +108,15 @@ class Config(_Strict):
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
     time_master: TimeMasterConfig = Field(default_factory=TimeMasterConfig)
     hooks: HooksConfig = Field(default_factory=HooksConfig)
-    runs: dict[str, RunConfig] = Field(default_factory=dict)
+    judge: JudgeConfig | None = None  # absent: the persona's grades alone
+    runs: dict[str, RunConfig] = Field(default_factory=dict)  # repeats and matrices expanded
     benchmarks_dir: str = "benchmarks"
     results_dir: str = "results"
 
     # resolved by load_config: the folder of the config file, against which relative dirs are read
     base_dir: Path = Field(default=Path("."), exclude=True)
+    # made by expansion (``engine/expand.py``): a repeated run's or a matrix's name -> its runs
+    groups: dict[str, Group] = Field(default_factory=dict, exclude=True)
 
     def benchmark_path(self, name: str) -> Path:
         path = Path(name)
@@ -106,7 +132,14 @@ def _key_path(loc: tuple[Any, ...]) -> str:
     return ".".join(str(part) for part in loc if part not in ("function-after",)) or "(top level)"
 
 
-def parse_config(text: str, source: str = "config.jsonc", base_dir: Path | None = None) -> Config:
+def parse_config(
+    text: str,
+    source: str = "config.jsonc",
+    base_dir: Path | None = None,
+    repeats: dict[str, int] | None = None,
+) -> Config:
+    """The config in ``text``, its repeats and ``matrices`` expanded (``repeats`` overrides those of the named
+    runs or matrices); ``ConfigError`` names the key path of the first problem."""
     try:
         raw = json5.loads(text)
     except ValueError as exc:
@@ -114,19 +147,25 @@ def parse_config(text: str, source: str = "config.jsonc", base_dir: Path | None 
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the top level must be an object")
     try:
-        config = Config.model_validate(raw)
+        expansion = expand(raw, repeats)
+    except ExpandError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+    try:
+        config = Config.model_validate(expansion.raw)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise ConfigError(f"{source}: {_key_path(first['loc'])}: {first['msg']}") from None
+        where = _key_path(expansion.declared(first["loc"]))
+        raise ConfigError(f"{source}: {where}: {first['msg']}") from None
+    config.groups = expansion.groups
     if base_dir is not None:
         config.base_dir = base_dir
     return config
 
 
-def load_config(path: Path | str) -> Config:
+def load_config(path: Path | str, repeats: dict[str, int] | None = None) -> Config:
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    return parse_config(text, str(path), path.resolve().parent)
+    return parse_config(text, str(path), path.resolve().parent, repeats)

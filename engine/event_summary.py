@@ -11,6 +11,7 @@ import json
 from typing import Literal
 
 from engine.events import Event
+from engine.models.judges import PASS_SCORE
 from engine.sanitize import printable
 
 Role = Literal["plain", "name", "args", "error", "score", "note"]
@@ -70,6 +71,16 @@ def _raw_parts(event: Event) -> list[Part]:
                 (one_line(event.question or event.comment), "plain"),
             ]
             return grade + ([(" ⚠ persona fault", "error")] if event.persona_fault else [])
+        case "judge_graded":
+            head: list[Part] = [(f" ({event.check_id}) judge {event.judge}", "plain")]
+            if event.score is None:
+                return [("[no grade]", "error"), *head, (f": {one_line(event.error)}", "error")]
+            persona = event.persona_score
+            versus = f" · persona {persona:g}/10" if persona is not None else ""
+            judged: list[Part] = [(f"[{event.score:g}/10]", "score"), *head, (versus, "plain")]
+            if persona is not None and (persona >= PASS_SCORE) != (event.score >= PASS_SCORE):
+                judged.append((" ≠ disagrees", "error"))
+            return judged + ([(f" — {one_line(event.comment)}", "plain")] if event.comment else [])
         case "persona_compacted":
             estimate = " (estimated)" if event.estimated else ""
             return [

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field, TypeAdapter
 RunStatus = Literal["idle", "running", "paused", "waiting", "finished", "crashed", "error"]
 """A run's status, everywhere: state, events, read models, screens ("error": its config cannot start it)."""
 
-ErrorWhere = Literal["persona model", "agent", "js", "engine"]
+ErrorWhere = Literal["persona model", "agent", "js", "engine", "judge model"]
 """Where an error came from."""
 
 OperatorAction = Literal[
@@ -22,7 +22,7 @@ OperatorAction = Literal[
 ]
 """What an operator did: one per command kind (``engine/commands.py``)."""
 
-WaitingFor = Literal["", "persona model", "agent reply", "virtual sleep"]
+WaitingFor = Literal["", "persona model", "agent reply", "virtual sleep", "judge model"]
 """What a playing run waits for now (``engine/liveness.py``); "" while it works between those waits."""
 
 
@@ -122,6 +122,22 @@ class EvaluationLogged(_Event):
     replaces: str = ""  # a regrade: the grade it replaces, e.g. "10/10, attempt 1 (#57)"
 
 
+class JudgeGraded(_Event):
+    """⚖️ the judge's own grade of an answer the persona graded (a second opinion).
+
+    From the same question, correct answer and verbatim replies; the run's state keeps the latest per check
+    (this same record)."""
+
+    kind: Literal["judge_graded"] = "judge_graded"
+    check_id: str
+    evaluation_n: int  # the transcript number of the persona's grade (``evaluation_logged``) it judges
+    judge: str  # the judge's name: a model of config.jsonc, or scripted/judge
+    score: float | None = None  # 0-10 as the judge gave it (before the attempt-2 factor); None: ``error``
+    comment: str = ""
+    error: str = ""  # why the judge gave no grade (a failed call, a reply that could not be read)
+    persona_score: float | None = None  # the persona's score of the same answer, for the side-by-side view
+
+
 class PersonaCompacted(_Event):
     """✂️ the persona's context was cut at a phase boundary."""
 
@@ -217,6 +233,7 @@ Event = Annotated[
     | MessageSent
     | AgentReplied
     | EvaluationLogged
+    | JudgeGraded
     | PersonaCompacted
     | AgentCompacted
     | SessionSwitched
@@ -244,6 +261,7 @@ MARKERS: dict[str, str] = {
     "message_sent": "👤",
     "agent_replied": "🤖",
     "evaluation_logged": "📊",
+    "judge_graded": "⚖️",
     "persona_compacted": "✂️",
     "agent_compacted": "✂️",
     "session_switched": "🔄",

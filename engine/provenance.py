@@ -14,11 +14,12 @@ import hashlib
 import importlib.metadata
 import json
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.config import Config
+from engine.config import Config, Price
 
 PROJECT = "marathonmembench"
 
@@ -33,6 +34,7 @@ class Provenance:
     prompt_hash: str = ""
     agent_model: str = ""  # the agent's model, as configured or as the adapter settled on it
     config_hash: str = ""
+    prices: Mapping[str, Price] = field(default_factory=dict)  # role -> its model's price, for the cost
 
 
 HASH_LENGTH = 12

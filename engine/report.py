@@ -7,19 +7,29 @@ with the real wall-clock time in UTC; a virtual-time run's virtual dates are on 
 Every line is safe for a terminal and a Markdown reader: agent and model text (the verbatim replies, the
 persona's summaries, reasons) is put on one line with control characters and escape sequences shown escaped
 (``engine/sanitize.py``). Reading entries back: ``report_entries.py``.
+
+With a judge (``engine/judge_role.py``) the figures count the grades ``lead`` names (the persona's, the
+judge's, or the lower of both: ``engine/report_judge.py``) and the headline says which; each imperfect answer
+shows both grades side by side, a ``Judge:`` line gives the agreement, and every disagreement is listed in
+full. Without one the entry is as it was before.
 """
 
 from __future__ import annotations
 
+import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from engine.benchmark.model import Benchmark
 from engine.benchmark.templates import render_templates
-from engine.events import EvaluationLogged, TerminationReason
+from engine.config import JudgeLead
+from engine.events import EvaluationLogged, JudgeGraded, TerminationReason
+from engine.models.judges import PASS_SCORE
+from engine.prices import priced_tokens_label
 from engine.provenance import Provenance
+from engine.report_judge import LEADS, Tally, agreement, current_grades, disagreements, not_judged, tally
 from engine.sanitize import printable
 from engine.state import RunState
 
@@ -41,6 +51,7 @@ class RunSummary:
     virtual_now: datetime  # the run's clock at the end
     tokens: dict[str, dict[str, int]] = field(default_factory=dict)  # per role
     provenance: Provenance = field(default_factory=Provenance)
+    lead: JudgeLead | None = None  # with a judge: which grades the figures count; None: no judge
 
 
 def _num(value: float) -> str:
@@ -53,67 +64,25 @@ def one_line(text: str, limit: int = REPLY_CROP) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
-def agent_reply(e: EvaluationLogged) -> str:
+def agent_reply(e: EvaluationLogged, limit: int = REPLY_CROP) -> str:
     """The agent's verbatim reply (or replies) to the check's question, on one line."""
     replies = [" ".join(r.split()) for r in e.replies if r.strip()]
-    return one_line(REPLY_JOIN.join(replies)) if replies else NO_REPLY
+    return one_line(REPLY_JOIN.join(replies), limit) if replies else NO_REPLY
 
 
 def format_entry(run: RunSummary, now: datetime | None = None) -> str:
     """The report entry of ``run`` (``now``: the wall-clock time to date it, UTC by default)."""
     state, bench = run.state, run.bench
-    checks = {c.id: c for c in bench.checks()}
-    order = {cid: i for i, cid in enumerate(checks)}
-    graded = sorted(
-        (e for cid, e in state.evaluations.items() if cid in checks), key=lambda e: order[e.check_id]
-    )
-    faults = [e for e in graded if e.persona_fault]
-    counted = [e for e in graded if not e.persona_fault]
-    missing = [cid for cid in checks if cid not in state.evaluations]
     stamp = (now or datetime.now(UTC)).astimezone(UTC)
-
-    def question_of(cid: str) -> str:
-        return render_templates(checks[cid].question, state.start_date)
-
+    headline, figures = grade_lines(bench, state.evaluations, state.judge_grades, run.lead, state.start_date)
+    planned = [c.id for c in bench.checks()]
     lines = [f"## {stamp:%Y-%m-%d %H:%M} UTC — {run.run_id}: {bench.name} @ {run.agent}"]
-    lines.append("📊 " + _score_line(len(checks), counted, faults, len(missing)))
-    incomplete = _incomplete_line(run, graded=len(graded), planned=len(checks))
+    lines.append("📊 " + headline)
+    graded = sum(1 for cid in planned if cid in state.evaluations)
+    incomplete = _incomplete_line(run, graded=graded, planned=len(planned))
     if incomplete:
         lines.append("📊 " + incomplete)
-    if counted:
-        average = sum(e.effective for e in counted) / len(counted)
-        lines.append(f"📊 Evaluations: {len(counted)}, average {average:.2f}/10")
-        distribution = Counter(e.effective for e in counted)
-        lines.append(
-            "📊 Scores: "
-            + ", ".join(f"{_num(s)}: {n}" for s, n in sorted(distribution.items(), reverse=True))
-        )
-    else:
-        lines.append("📊 Evaluations: 0")
-    lines.append(f"📊 Check coverage: {len(graded)}/{len(checks)}")
-    if missing:
-        lines.append("📊 Not graded: " + ", ".join(missing))
-    unknown = sorted(cid for cid in state.evaluations if cid not in checks)
-    if unknown:
-        lines.append("📊 Graded but not in the benchmark (left out): " + ", ".join(unknown))
-    if faults:
-        lines.append(f"📊 Persona faults ({len(faults)}, left out of the score):")
-        lines.extend(
-            "📊 " + _fault_line(e, question_of(e.check_id), checks[e.check_id].types) for e in faults
-        )
-    imperfect = [e for e in counted if e.effective < 10]
-    if imperfect:
-        lines.append(f"📊 Imperfect answers ({len(imperfect)}):")
-        for e in imperfect:
-            expected = render_templates(checks[e.check_id].answer, state.start_date)
-            lines.append(
-                "📊 " + _imperfect_line(e, question_of(e.check_id), expected, checks[e.check_id].types)
-            )
-    by_type = _per_type(counted, {cid: c.types for cid, c in checks.items()})
-    if by_type:
-        lines.append(
-            "📊 Average per type: " + ", ".join(f"{t} {avg:.2f} ({n})" for t, (avg, n) in by_type.items())
-        )
+    lines.extend("📊 " + line for line in figures)
     lines.extend("📊 " + line for line in _provenance_lines(run))
     if bench.time_master:
         start = (
@@ -128,16 +97,77 @@ def format_entry(run: RunSummary, now: datetime | None = None) -> str:
     lines.append("📊 " + _agent_compactions_line(run))
     tokens = run.tokens
     if tokens:
-        lines.append(
-            "📊 Tokens: "
-            + ", ".join(
-                f"{role} {v.get('prompt_tokens', 0)}+{v.get('completion_tokens', 0)}"
-                for role, v in tokens.items()
-            )
-        )
+        lines.append("📊 Tokens: " + priced_tokens_label(tokens, run.provenance.prices))
     lines.append(f"📊 Run time: {state.run_seconds / 60:.1f} min")
     # agent and model text is data: no escape sequence reaches a terminal, no line break a new entry
     return "\n".join(printable(line, newlines=False) for line in lines) + "\n"
+
+
+def grade_lines(
+    bench: Benchmark,
+    evaluations: dict[str, EvaluationLogged],
+    judge_grades: dict[str, JudgeGraded],
+    lead: JudgeLead | None,
+    start_date: date,
+) -> tuple[str, list[str]]:
+    """An entry's headline and the figures of its grades, without their 📊 marks: evaluations, scores, the
+    judge's agreement, coverage, persona faults, imperfect answers, disagreements, averages per type.
+    ``lead``: which grades count (None: no judge, the entry as before issue 14). A regrade's entry has them too."""
+    checks = {c.id: c for c in bench.checks()}
+    order = {cid: i for i, cid in enumerate(checks)}
+    graded = sorted((e for cid, e in evaluations.items() if cid in checks), key=lambda e: order[e.check_id])
+    faults = [e for e in graded if e.persona_fault]
+    counted = [e for e in graded if not e.persona_fault]
+    missing = [cid for cid in checks if cid not in evaluations]
+    grades = current_grades(counted, judge_grades)
+    main = tally(lead or "persona", len(checks), counted, len(faults), grades)
+
+    def question_of(cid: str) -> str:
+        return render_templates(checks[cid].question, start_date)
+
+    lines: list[str] = []
+    if main.scores:
+        lines.append(f"Evaluations: {len(main.scores)}, average {main.average:.2f}/10")
+        distribution = Counter(main.scores.values())
+        lines.append(
+            "Scores: " + ", ".join(f"{_num(s)}: {n}" for s, n in sorted(distribution.items(), reverse=True))
+        )
+    else:
+        lines.append("Evaluations: 0")
+    if lead is not None:
+        tallies = [tally(each, len(checks), counted, len(faults), grades) for each in LEADS]
+        lines.append(_judge_line(counted, grades, judge_grades, tallies))
+    lines.append(f"Check coverage: {len(graded)}/{len(checks)}")
+    if missing:
+        lines.append("Not graded: " + ", ".join(missing))
+    unknown = sorted(cid for cid in evaluations if cid not in checks)
+    if unknown:
+        lines.append("Graded but not in the benchmark (left out): " + ", ".join(unknown))
+    if faults:
+        lines.append(f"Persona faults ({len(faults)}, left out of the score):")
+        lines.extend(_fault_line(e, question_of(e.check_id), checks[e.check_id].types) for e in faults)
+    imperfect = [e for e in counted if main.scores.get(e.check_id, 10) < 10]
+    if imperfect:
+        lines.append(f"Imperfect answers ({len(imperfect)}):")
+        for e in imperfect:
+            expected = render_templates(checks[e.check_id].answer, start_date)
+            judge = _judge_part(e, grades.get(e.check_id)) if lead is not None else ""
+            question, types = question_of(e.check_id), checks[e.check_id].types
+            lines.append(_imperfect_line(e, question, expected, types, main.scores[e.check_id], judge))
+    disputed = disagreements(counted, grades) if lead is not None else []
+    if disputed:
+        lines.append(f"Disagreements ({len(disputed)} of {agreement(counted, grades)[1]}), each in full:")
+        for e in disputed:
+            expected = render_templates(checks[e.check_id].answer, start_date)
+            lines.append(_disagreement_line(e, question_of(e.check_id), expected, grades[e.check_id]))
+    by_type = _per_type(main.scores, {cid: c.types for cid, c in checks.items()})
+    if by_type:
+        lines.append(
+            "Average per type: " + ", ".join(f"{t} {avg:.2f} ({n})" for t, (avg, n) in by_type.items())
+        )
+    if lead is None:
+        return _score_line(len(checks), counted, faults, len(missing)), lines
+    return _lead_score_line(main, len(missing)), lines
 
 
 def _score_line(
@@ -154,6 +184,64 @@ def _score_line(
         detail += f", persona faults {len(faults)} excluded"
     average = f"{sum(e.effective for e in counted) / len(counted):.2f}/10" if counted else "—"
     return f"Score: {score:.2f}/10 {over} ({detail}) · average over graded {average}"
+
+
+LEAD_WORDS: dict[JudgeLead, str] = {
+    "persona": "the persona's grades",
+    "judge": "the judge's grades",
+    "both": "the lower of the persona's and the judge's grades",
+}
+"""How a headline with a judge says which grades it counts."""
+
+
+def _lead_score_line(t: Tally, ungraded: int) -> str:
+    """The headline of a run with a judge: as ``_score_line``, saying which grades it counts; a check the lead
+    needs a judge grade for and has none (the judge failed) is excluded, like a persona fault."""
+    if not t.planned:
+        return "Score: — (no planned checks)"
+    over = (
+        f"over {t.over} of {t.planned} planned checks"
+        if t.over != t.planned
+        else f"over {t.planned} planned checks"
+    )
+    detail = f"graded {len(t.scores)}, ungraded {ungraded} counted as 0"
+    if t.faults:
+        detail += f", persona faults {t.faults} excluded"
+    if t.unjudged:
+        detail += f", not graded by the judge {len(t.unjudged)} excluded"
+    average = f"{t.average:.2f}/10" if t.average is not None else "—"
+    return f"Score: {_shown(t)} by {LEAD_WORDS[t.lead]} {over} ({detail}) · average over graded {average}"
+
+
+def _shown(t: Tally) -> str:
+    """``7.50/10``; ``—`` when every planned check was excluded (no score to give)."""
+    return f"{t.score:.2f}/10" if t.over > 0 else "—"
+
+
+def _judge_line(
+    counted: list[EvaluationLogged],
+    grades: dict[str, JudgeGraded],
+    every_grade: dict[str, JudgeGraded],
+    tallies: list[Tally],
+) -> str:
+    """``Judge: <name> · agreement 4 of 5 (80%) … · scores: persona …, judge …, both …`` and the checks the judge
+    could not grade."""
+    names = sorted({g.judge for g in every_grade.values()}) or ["none yet"]
+    agreed, of = agreement(counted, grades)
+    rate = f" ({100 * agreed / of:.0f}%)" if of else ""
+    scores = ", ".join(f"{t.lead} {_shown(t)}" for t in tallies)
+    line = (
+        f"Judge: {', '.join(names)} · agreement {agreed} of {of}{rate}: the same pass/fail at "
+        f"{PASS_SCORE:g}/10 · scores: {scores}"
+    )
+    failed = not_judged(counted, grades)
+    if not failed:
+        return line
+    why = [
+        f"{cid} ({one_line(g.error, 120)})" if (g := grades.get(cid)) else f"{cid} (not yet)"
+        for cid in failed
+    ]
+    return line + " · not graded by the judge: " + ", ".join(why)
 
 
 def _incomplete_line(run: RunSummary, graded: int, planned: int) -> str:
@@ -186,24 +274,50 @@ def _fault_line(e: EvaluationLogged, question: str, types: list[str]) -> str:
     )
 
 
-def _imperfect_line(e: EvaluationLogged, question: str, expected: str, types: list[str]) -> str:
-    """``[score] (id) [TYPE] question | expected: … | got: <agent's verbatim reply> | persona: <summary> — <comment>``."""
+def _imperfect_line(
+    e: EvaluationLogged, question: str, expected: str, types: list[str], score: float, judge: str = ""
+) -> str:
+    """``[score] (id) [TYPE] question | expected: … | got: <agent's verbatim reply> | persona: <summary> — <comment>``;
+    with a judge (``judge``: its part of the line) the persona's grade before her summary and ``| judge: …``
+    (``score``: the one the entry counts)."""
     attempt = ", 2nd attempt" if e.attempt == 2 else ""
     comment = f" — {one_line(e.comment, 300)}" if e.comment else ""
     persona = one_line(e.answer, 300) or "—"
+    grades = f"[{_num(e.effective)}/10] " if judge else ""
     return (
-        f"[{_num(e.effective)}/10{attempt}] ({e.check_id}){_types(types)} {question} | expected: {expected}"
-        f" | got: {agent_reply(e)} | persona: {persona}{comment} [transcript #{e.n}]"
+        f"[{_num(score)}/10{attempt}] ({e.check_id}){_types(types)} {question} | expected: {expected}"
+        f" | got: {agent_reply(e)} | persona: {grades}{persona}{comment}{judge} [transcript #{e.n}]"
     )
 
 
-def _per_type(
-    evaluations: list[EvaluationLogged], types: dict[str, list[str]]
-) -> dict[str, tuple[float, int]]:
+def _judge_part(e: EvaluationLogged, grade: JudgeGraded | None, limit: int = 300) -> str:
+    """`` | judge: [6/10] <comment>`` on an answer's line (``[error] <why>`` when it gave no grade)."""
+    if grade is None:
+        return " | judge: [none] not graded by the judge"
+    if grade.score is None:
+        return f" | judge: [error] {one_line(grade.error, limit)}"
+    judged = grade.score * (0.5 if e.attempt == 2 else 1.0)
+    return f" | judge: [{_num(judged)}/10]" + (f" {one_line(grade.comment, limit)}" if grade.comment else "")
+
+
+def _disagreement_line(e: EvaluationLogged, question: str, expected: str, grade: JudgeGraded) -> str:
+    """``≠ (id) [TYPE] question | expected: … | got: <the whole reply> | persona: [10/10] <summary> — <comment>
+    | judge: [0/10] <comment> [transcript #n]``: a disagreement in full, nothing cropped."""
+    whole = sys.maxsize
+    comment = f" — {one_line(e.comment, whole)}" if e.comment else ""
+    persona = one_line(e.answer, whole) or "—"
+    return (
+        f"≠ ({e.check_id}){_types(e.types)} {question} | expected: {expected} | got: {agent_reply(e, whole)}"
+        f" | persona: [{_num(e.effective)}/10] {persona}{comment}{_judge_part(e, grade, whole)}"
+        f" [transcript #{e.n}]"
+    )
+
+
+def _per_type(scores: dict[str, float], types: dict[str, list[str]]) -> dict[str, tuple[float, int]]:
     buckets: dict[str, list[float]] = defaultdict(list)
-    for e in evaluations:
-        for t in types.get(e.check_id, []):
-            buckets[t].append(e.effective)
+    for check_id, score in scores.items():
+        for t in types.get(check_id, []):
+            buckets[t].append(score)
     return {t: (sum(v) / len(v), len(v)) for t, v in sorted(buckets.items())}
 
 

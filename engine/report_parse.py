@@ -1,5 +1,6 @@
 """One entry of ``results/report.md`` (SPEC §9) read line by line: ``ReportEntry``, its figures, imperfect
-answers and persona faults; ``parse_report_entries`` over a whole text.
+answers and persona faults (their lines: ``engine/report_answers.py``); ``parse_report_entries`` over a whole
+text.
 
 Tolerant of wrapped lines. What it returns is safe to print: control characters and escape sequences in a
 report written before they were escaped (or edited by hand) are shown escaped (``engine/sanitize.py``).
@@ -10,7 +11,10 @@ starts with neither is a continuation of the previous ``📊`` line (an editor o
 Both formats are read: entries written before issue 9 (virtual dates, ``got:`` the persona's summary, no
 score line) and today's (wall-clock UTC dates, ``Score:`` headline, ``got:`` the agent's verbatim reply with
 ``persona:`` the persona's summary, persona faults, provenance lines, ``Incomplete:`` for unfinished runs,
-the check types after the check id, an ``Entry:`` id that tells identical entries apart).
+the check types after the check id, an ``Entry:`` id that tells identical entries apart), and those of a run
+with a judge (issue 14: the headline says whose grades it counts, a ``Judge:`` line with the agreement, both
+grades on each imperfect answer, ``≠`` lines for the disagreements) and of a regrade (its header ends with
+`` · regrade by <judge> of the entry of <date>``).
 
 Figures take one prefix lookup per line; imperfect answers and persona faults are parsed when asked for.
 """
@@ -23,6 +27,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
 
+from engine.report_answers import (
+    ImperfectAnswer,
+    PersonaFault,
+    is_answer_line,
+    parse_disagreement,
+    parse_fault,
+    parse_imperfect,
+)
 from engine.sanitize import printable
 
 MARK = "📊"
@@ -30,11 +42,10 @@ MARK = "📊"
 HEADER = re.compile(  # "## <date> — <run>: <bench> @ <agent>"
     r"^##\s+(?P<date>.+?)\s+[—–-]\s+(?P<run>[^:]+):\s*(?P<bench>.+?)\s+@\s+(?P<agent>.+?)\s*$"
 )
-_IMPERFECT = re.compile(
-    r"^\[(?P<score>[\d.]+)/10(?:,\s*(?P<note>[^\]]*))?\]\s*\((?P<id>[^)]+)\)\s*(?P<rest>.*)$"
-)
-_FAULT = re.compile(r"^⚠\s*\((?P<id>[^)]+)\)\s*(?P<rest>.*)$")
-_TYPES = re.compile(r"^((?:\[[A-Z][A-Z-]*\]\s*)+)")  # "[AGG] [NEG] " after the check id
+_JUDGE = re.compile(r"^Judge:\s*(?P<name>.+?)\s*·\s*agreement\s+(?P<agreed>\d+)\s+of\s+(?P<of>\d+)")
+_LEAD_SCORE = re.compile(r"\b(?P<lead>persona|judge|both)\s+(?P<score>[\d.]+)/10")
+REGRADE = " · regrade by "  # a regrade's header: "… @ <agent> · regrade by <judge> of the entry of <date>"
+_LEADS = {"the persona's grades": "persona", "the judge's grades": "judge", "the lower of": "both"}
 _SCORE = re.compile(r"^Score:\s*(?P<score>[\d.]+)/10(?:.*average over graded\s*(?P<avg>[\d.]+)/10)?")
 _INCOMPLETE = re.compile(
     r"^Incomplete:\s*(?P<ended>[\w ]+?)\s+[—–-]\s+(?P<reason>.*?)(?:\s+·\s+phases started\s.*)?$"
@@ -52,35 +63,7 @@ _COVERAGE = re.compile(r"^Check coverage:\s*(?P<value>\S+)")
 _RUN_TIME = re.compile(r"^Run time:\s*(?P<value>.+)$")
 _ENTRY_ID = re.compile(r"^Entry:\s*(?P<id>\S+)")
 _PER_TYPE = re.compile(r"(?P<type>[A-Z][A-Z-]*)\s+(?P<avg>[\d.]+)\s*\((?P<count>\d+)\)")
-_LINK = "[transcript #"
 _REAL_DATE = "%Y-%m-%d %H:%M"
-
-
-@dataclass
-class ImperfectAnswer:
-    score: float
-    check_id: str
-    question: str
-    expected: str
-    got: str
-    comment: str
-    attempt: int = 1
-    note: str = ""  # "2nd attempt", as written
-    transcript_n: int | None = None  # the evaluation's event number in the run's transcript
-    persona: str = ""  # the persona's summary of the answer (entries before issue 9 had it in ``got``)
-    types: list[str] = field(default_factory=list)  # the check's types (entries before issue 12 have none)
-
-
-@dataclass
-class PersonaFault:
-    """A grade whose premise the persona broke: kept, listed, not counted in the agent's score."""
-
-    check_id: str
-    question: str
-    graded: str  # "5/10", as written
-    fault: str
-    transcript_n: int | None = None
-    types: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -92,6 +75,13 @@ class ReportEntry:
     lines: list[str] = field(default_factory=list)  # every 📊 line, marker stripped, unwrapped
     position: int = 0  # its place in report.md, 0 for the first written
     entry_id: str = ""  # the ``Entry:`` id: tells identical entries apart ("" in entries written before it)
+    regrade: str = ""  # a regrade's entry: "<judge> of the entry of <date>" (its header's end); "" otherwise
+    judge: str = ""  # with a judge: its name (the ``Judge:`` line)
+    agreement: tuple[int, int] | None = (
+        None  # with a judge: checks with the same pass/fail, of those it graded
+    )
+    lead: str = ""  # with a judge: whose grades the figures count (persona, judge, both)
+    lead_scores: dict[str, float] = field(default_factory=dict)  # with a judge: the score under each lead
     evaluations: int | None = None
     average: float | None = None  # over the graded checks
     score: float | None = None  # over every planned check (ungraded = 0); None in entries before issue 9
@@ -107,9 +97,15 @@ class ReportEntry:
     agent_model: str = ""
     config_hash: str = ""
 
+    def __post_init__(self) -> None:
+        agent, regrade, what = self.agent.partition(REGRADE)
+        if regrade and not self.regrade:
+            self.agent, self.regrade = agent, what
+
     @property
     def title(self) -> str:
-        return f"{self.date} — {self.run_id}: {self.benchmark} @ {self.agent}"
+        regrade = f"{REGRADE}{self.regrade}" if self.regrade else ""
+        return f"{self.date} — {self.run_id}: {self.benchmark} @ {self.agent}{regrade}"
 
     @property
     def finished_at(self) -> datetime | None:
@@ -132,6 +128,13 @@ class ReportEntry:
         return [a for line in self.lines if line.startswith("[") and (a := parse_imperfect(line)) is not None]
 
     @cached_property
+    def disagreements(self) -> list[ImperfectAnswer]:
+        """With a judge: the answers its verdict and the persona's differ on (``score``: the persona's grade)."""
+        return [
+            a for line in self.lines if line.startswith("≠") and (a := parse_disagreement(line)) is not None
+        ]
+
+    @cached_property
     def persona_faults(self) -> list[PersonaFault]:
         return [f for line in self.lines if line.startswith("⚠") and (f := parse_fault(line)) is not None]
 
@@ -151,84 +154,21 @@ class ReportEntry:
 
     def summary_lines(self) -> list[str]:
         """The 📊 lines other than the imperfect answers and persona faults themselves."""
-        return [line for line in self.lines if not _IMPERFECT.match(line) and not _FAULT.match(line)]
-
-
-def _link(text: str) -> tuple[str, int | None]:
-    """``text`` without its trailing ``[transcript #N]``, and N."""
-    stripped = text.rstrip()
-    if not stripped.endswith("]"):
-        return text, None
-    head, sep, number = stripped[:-1].rpartition(_LINK)
-    if not sep or not number.isdigit():
-        return text, None
-    return head.rstrip(), int(number)
-
-
-def _types(rest: str) -> tuple[list[str], str]:
-    """The ``[AGG] [NEG]`` check types at the start of ``rest``, and what follows them."""
-    match = _TYPES.match(rest)
-    if match is None:
-        return [], rest
-    return re.findall(r"\[([A-Z][A-Z-]*)\]", match.group(1)), rest[match.end() :]
-
-
-def parse_imperfect(line: str) -> ImperfectAnswer | None:
-    match = _IMPERFECT.match(line)
-    if match is None:
-        return None
-    types, rest = _types(match["rest"])
-    question, _, after = rest.partition(" | expected: ")
-    expected, _, got_part = after.partition(" | got: ")
-    got_part, transcript_n = _link(got_part)
-    got, has_persona, persona_part = got_part.rpartition(" | persona: ")
-    if has_persona:  # the agent's verbatim reply, then the persona's summary and comment
-        persona, sep, comment = persona_part.rpartition(" — ")
-        if not sep:
-            persona, comment = persona_part, ""
-    else:  # before issue 9: the persona's summary was the "got"
-        persona = ""
-        got, sep, comment = got_part.rpartition(" — ")
-        if not sep:
-            got, comment = got_part, ""
-    note = (match["note"] or "").strip()
-    return ImperfectAnswer(
-        score=float(match["score"]),
-        check_id=match["id"].strip(),
-        question=question.strip(),
-        expected=expected.strip(),
-        got=got.strip(),
-        comment=comment.strip(),
-        attempt=2 if note.startswith("2") else 1,
-        note=note,
-        transcript_n=transcript_n,
-        persona=persona.strip(),
-        types=types,
-    )
-
-
-def parse_fault(line: str) -> PersonaFault | None:
-    match = _FAULT.match(line)
-    if match is None:
-        return None
-    types, rest = _types(match["rest"])
-    rest, transcript_n = _link(rest)
-    question, _, after = rest.partition(" | graded: ")
-    graded, _, fault = after.partition(" | fault: ")
-    return PersonaFault(
-        check_id=match["id"].strip(),
-        question=question.strip(),
-        graded=graded.split(",")[0].strip(),
-        fault=fault.strip(),
-        transcript_n=transcript_n,
-        types=types,
-    )
+        return [line for line in self.lines if not is_answer_line(line)]
 
 
 def _score(entry: ReportEntry, match: re.Match[str]) -> None:
     entry.score = float(match["score"])
     if match["avg"]:
         entry.average = float(match["avg"])
+    by = match.string[match.end("score") :].removeprefix("/10 by ")
+    entry.lead = next((lead for words, lead in _LEADS.items() if by.startswith(words)), "")
+
+
+def _judge(entry: ReportEntry, match: re.Match[str]) -> None:
+    entry.judge, entry.agreement = match["name"], (int(match["agreed"]), int(match["of"]))
+    scores = match.string.partition("scores:")[2].partition(" · ")[0]
+    entry.lead_scores = {m["lead"]: float(m["score"]) for m in _LEAD_SCORE.finditer(scores)}
 
 
 def _evaluations(entry: ReportEntry, match: re.Match[str]) -> None:
@@ -283,13 +223,14 @@ _FIGURES = {
     "Check coverage": (_COVERAGE, _coverage),
     "Run time": (_RUN_TIME, _run_time),
     "Entry": (_ENTRY_ID, _entry_id),
+    "Judge": (_JUDGE, _judge),
 }
 
 
 def read_figures(entry: ReportEntry) -> None:
     """Set the entry's figures from its 📊 lines (answers and faults are left for first use)."""
     for line in entry.lines:
-        if line.startswith(("[", "⚠")):  # an answer or a fault: parsed when asked for
+        if line.startswith(("[", "⚠", "≠")):  # an answer, a fault, a disagreement: parsed when asked for
             continue
         key = line.partition(":")[0]
         figure = _FIGURES.get(key)

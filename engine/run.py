@@ -30,6 +30,7 @@ from engine.events import (
     TerminationReason,
     ToolCalled,
 )
+from engine.judge_role import RunJudge
 from engine.liveness import report_retries
 from engine.models.base import Completion, ModelError
 from engine.models.tokens import warm_up
@@ -56,7 +57,7 @@ log = logging.getLogger(__name__)
 
 
 class Run:
-    def __init__(self, parts: RunParts) -> None:
+    def __init__(self, parts: RunParts, judge: RunJudge | None = None) -> None:
         self.run_id = parts.run_id
         self.run_dir = parts.run_dir
         self.bench = parts.benchmark
@@ -73,6 +74,7 @@ class Run:
         self.recorder = RunRecorder(
             self.run_id, self.run_dir, self.state, self.clock, parts.observers, self._fill_state
         )
+        self.judge = judge.attach(self.recorder) if judge else None  # a second grade of every answer
         self.liveness = self.recorder.liveness  # what the run waits for (``engine/liveness.py``)
         report_retries(self.persona_model, self.recorder)
         virtual_time = self.bench.time_master
@@ -114,7 +116,8 @@ class Run:
     def summary(self) -> RunSummary:
         """The run as the report sees it."""
         who = (self.run_id, self.adapter.name, self.bench, self.state)
-        return RunSummary(*who, self.termination, self.clock.now(), self.meter.as_dict(), self.provenance)
+        ended = (self.termination, self.clock.now(), self.meter.as_dict(), self.provenance)
+        return RunSummary(*who, *ended, self.judge.lead if self.judge else None)
 
     async def new_session(self, by_operator: bool = False) -> bool:
         return await self.agent.new_session(by_operator)
@@ -152,6 +155,8 @@ class Run:
         bench, agent = self.bench.name, self.adapter.name
         self.emit(RunStarted(run_id=self.run_id, benchmark=bench, agent=agent, resumed=self.resumed))
         self.set_status("running")
+        if self.judge:  # evaluations left without a judge grade (a judge added since) are graded now
+            await self.judge.grade_pending()
         try:
             if self.state.phases_started == 0:  # a fresh run starts from an empty memory, wherever it lives
                 await self.adapter.destroy_session()
@@ -356,9 +361,12 @@ class Run:
     async def tool_log_evaluation(
         self, check_id: str, score: float, attempt: int, answer: str, comment: str
     ) -> str:
-        return grading.log_evaluation(
+        result = grading.log_evaluation(
             self.state, self.bench, self.current_phase(), self.emit, check_id, score, attempt, answer, comment
         )
+        if self.judge:  # a second opinion of the same answer, unseen by the persona (engine/judge_role.py)
+            await self.judge.grade(check_id)
+        return result
 
     async def tool_wait(self, until: str) -> str:
         return await self.time.wait(until)

@@ -16,7 +16,9 @@ from engine.clock import Clock
 from engine.commands import Command, CommandResult, Resume
 from engine.config import Config
 from engine.events import ErrorOccurred, Event, TerminationReason
+from engine.group_summary import write_group_summaries
 from engine.phases import gate_problems
+from engine.prices import role_prices, total_cost
 from engine.remote import ControlServer, RemoteRun, socket_path
 from engine.run import Run
 from engine.run_lock import owner_of, owner_socket
@@ -51,6 +53,7 @@ class Scheduler:
         self.front_end = front_end  # named in the run lock: "tui", "headless", …
         self.observers: list[Observer] = []
         self.slots: dict[str, _Slot] = {run_id: _Slot() for run_id in config.runs}
+        self._summaries = asyncio.Lock()  # group summaries are written one at a time
         self.check_configs()
 
     def check_configs(self) -> None:
@@ -121,13 +124,24 @@ class Scheduler:
             run.lock.announce(socket=str(server.path))
         return server
 
-    @staticmethod
-    async def _play(run: Run, server: ControlServer | None) -> TerminationReason:
+    async def _play(self, run: Run, server: ControlServer | None) -> TerminationReason:
         try:
-            return await run.run()
+            reason = await run.run()
         finally:
             if server is not None:
                 await server.close()
+        if reason is TerminationReason.FINISHED:
+            await self._summarise(run.run_id)
+        return reason
+
+    async def _summarise(self, run_id: str) -> None:
+        """The summary entry of each group of repeats whose last run has just finished (``engine/group_summary.py``);
+        one at a time, so runs ending together write it once."""
+        async with self._summaries:
+            try:
+                await asyncio.to_thread(write_group_summaries, self.config, run_id)
+            except Exception:  # a summary never fails the run
+                log.exception("group summary after %s failed", run_id)
 
     def _remote(self, run_id: str) -> RemoteRun | None:
         """The attachment to the process that plays ``run_id``, made on first sight (and again a second after
@@ -315,6 +329,7 @@ class Scheduler:
                 "agent_compactions": len(state.agent_observations),
                 "clock": state.clock_now,
                 "clock_jumps": state.clock_jumps,
+                "cost": total_cost(state.usage, role_prices(self.config, self.config.runs.get(run_id))),
             }
         )
 
@@ -358,4 +373,5 @@ def run_view(run: Run, running: bool = True) -> RunView:
         activity=run.liveness.activity,  # every wait is left when the run ends: nothing then
         pause_pending=running and run.operator.pause_pending,
         last_event_at=run.liveness.last_event_at,
+        cost=total_cost(run.meter.as_dict(), run.provenance.prices),
     )

@@ -3,8 +3,9 @@
 It stays bounded as a run grows: the full history lives in ``transcript.jsonl``. ``state.json`` holds the
 cursors, the clock and the current phase; what grows with a run (the fields in ``JOURNALED``: the persona's
 context, the live sheets, told marks and change stamps, the evaluations and when each was graded, the
-agent's compactions) lives in the append-only ``journal.<n>.jsonl`` that the checkpoint names with the
-length it covers (``engine/checkpoint.py`` writes it). A state written before the journal holds them itself.
+judge's grades, the agent's compactions) lives in the append-only ``journal.<n>.jsonl`` that the checkpoint
+names with the length it covers (``engine/checkpoint.py`` writes it). A state written before the journal holds
+them itself.
 """
 
 from __future__ import annotations
@@ -20,12 +21,21 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from engine.benchmark.model import Sheet
-from engine.events import AgentCompacted, EvaluationLogged, RunStatus
+from engine.events import AgentCompacted, EvaluationLogged, JudgeGraded, RunStatus
 from engine.models.base import Message
 
 STATE_VERSION = 1
 JOURNALED = frozenset(
-    {"persona_messages", "sheets", "told", "changed_at", "evaluations", "graded_at", "agent_observations"}
+    {
+        "persona_messages",
+        "sheets",
+        "told",
+        "changed_at",
+        "evaluations",
+        "graded_at",
+        "judge_grades",
+        "agent_observations",
+    }
 )
 """Fields kept in the journal, not in ``state.json`` (once the state has a journal)."""
 
@@ -81,6 +91,7 @@ class RunState(BaseModel):
         default_factory=list
     )  # persona messages since the last grade (bounded)
     graded_at: dict[str, int] = Field(default_factory=dict)  # check id -> messages_sent at its last grade
+    judge_grades: dict[str, JudgeGraded] = Field(default_factory=dict)  # the judge's latest grade per check
     persona_compactions: int = Field(default=0, ge=0)
     agent_observations: list[AgentCompacted] = Field(default_factory=list)
     agent_seq: int = Field(default=0, ge=0)
@@ -261,7 +272,8 @@ def replay_journal(state: RunState, data: bytes) -> None:
     ``{"m": message}`` appends to the persona's context, ``{"reset": true}`` empties it (a compaction: the new
     context follows), ``{"sheet": name, "value": sheet}`` is a live sheet, ``{"told": sheet, "ids": [...]}``
     its told marks, ``{"changed_at": {"sheet id": n}}`` change stamps, ``{"grade": check id, "at": messages
-    sent, "evaluation": event}`` a check's latest grade, ``{"observation": event}`` an agent compaction."""
+    sent, "evaluation": event, "judge": event}`` a check's latest grade and the judge's grade of it (either
+    absent: none), ``{"observation": event}`` an agent compaction."""
     messages: list[Message] = []
     state.sheets, state.told, state.changed_at = {}, {}, {}
     for line in data.splitlines():
@@ -286,6 +298,11 @@ def replay_journal(state: RunState, data: bytes) -> None:
                 state.graded_at.pop(check_id, None)
             else:
                 state.graded_at[check_id] = at
+            judged = record.get("judge")
+            if judged is None:
+                state.judge_grades.pop(check_id, None)
+            else:
+                state.judge_grades[check_id] = JudgeGraded.model_validate(judged)
         elif "observation" in record:
             state.agent_observations.append(AgentCompacted.model_validate(record["observation"]))
         else:

@@ -68,6 +68,7 @@ HELP: list[HelpSection] = [
             ("z", "zoom on the selected run's transcript / back to all"),
             ("v", "phase pane: phase text, checks, untold facts, virtual clock"),
             ("r", "report browser (o opens an answer in its transcript)"),
+            ("c", "compare runs, repeats and matrices: mean ± 95% CI, pass^k, cost, a chart"),
             ("t", "switch between the dark and the light theme"),
             ("ctrl+p", "command palette: every action by name, more themes"),
             ("? / f1", "this help, and a legend of what the screens show"),
@@ -131,6 +132,7 @@ class MmbApp(App[None]):
         self.watch_files = watch
         self.loop_thread = threading.get_ident()
         self.main = MainScreen(engine, results_dir, clock_frozen=clock_frozen)
+        self.main.config_path = config_path
         self._stop_watching = asyncio.Event()
         self._quitting = False
         self.detached = ""  # why the screen was let go while the runs play on: "key", "hang-up"

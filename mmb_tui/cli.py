@@ -1,4 +1,4 @@
-"""The ``mmb-tui`` command line: the app (no arguments), run, validate, report, serve-scripted."""
+"""The ``mmb-tui`` command line: the app (no arguments), run (runs, groups, matrices), compare, validate, report, regrade, serve-scripted."""
 
 from __future__ import annotations
 
@@ -25,7 +25,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command")
     run = sub.add_parser("run", help="run or resume runs of config.jsonc")
-    run.add_argument("runs", nargs="+", metavar="RUN-ID")
+    run.add_argument("runs", nargs="*", metavar="RUN-ID", help="runs, or groups: a repeated run's name")
+    run.add_argument("--repeats", type=int, metavar="N", help="play N repeats of each (overrides the config)")
+    run.add_argument("--matrix", metavar="NAME", help="play every run of a matrix of config.jsonc")
     run.add_argument("--headless", action="store_true", help="no UI: print events and a progress line")
     run.add_argument(
         "--detach",
@@ -37,6 +39,13 @@ def _parser() -> argparse.ArgumentParser:
     validate = sub.add_parser("validate", help="check benchmarks without running them")
     validate.add_argument("benchmarks", nargs="*", metavar="BENCH", help="benchmark folders (default: all)")
     validate.add_argument("--config", default=argparse.SUPPRESS)
+    compare = sub.add_parser(
+        "compare", help="runs, repeats and matrices side by side: mean ± 95% CI, pass^k, coverage, cost"
+    )
+    compare.add_argument("names", nargs="+", metavar="RUN-OR-GROUP")
+    compare.add_argument("--csv", type=Path, metavar="FILE", help="also write the figures as CSV")
+    compare.add_argument("--json", type=Path, metavar="FILE", help="also write the figures as JSON")
+    compare.add_argument("--config", default=argparse.SUPPRESS)
     report = sub.add_parser("report", help="reprint results/report.md entries")
     report.add_argument("run", nargs="?", metavar="RUN-ID")
     report.add_argument("--config", default=argparse.SUPPRESS)
@@ -50,6 +59,14 @@ def _parser() -> argparse.ArgumentParser:
         "--judge", metavar="MODEL", help="a model of config.jsonc (default: scripted/judge)"
     )
     judge_eval.add_argument("--config", default=argparse.SUPPRESS)
+    regrade = sub.add_parser(
+        "regrade", help="grade a saved run again with a judge, without replaying it; appends a report entry"
+    )
+    regrade.add_argument("run", metavar="RUN-ID", help="a run with a transcript in the results folder")
+    regrade.add_argument(
+        "--judge", metavar="MODEL", help="a model of config.jsonc (default: the run's, else scripted/judge)"
+    )
+    regrade.add_argument("--config", default=argparse.SUPPRESS)
     serve = sub.add_parser(
         "serve-scripted", help="serve the scripted models as an OpenAI-compatible endpoint"
     )
@@ -101,6 +118,10 @@ def main(argv: list[str] | None = None) -> int:
 
             return main_serve(args.port, args.host, args.config if Path(args.config).exists() else None)
         config = _config(args.config)
+        if args.command == "regrade":
+            from engine.regrade import main_regrade
+
+            return main_regrade(config, args.run, args.judge)
         if args.command == "report":
             from engine.report_entries import reprint
 
@@ -119,24 +140,30 @@ def main(argv: list[str] | None = None) -> int:
                 out.write(text)
                 out.flush()
             return 0
+        if args.command == "compare":
+            from engine.compare import main_compare
+
+            return main_compare(config, args.names, args.csv, args.json)
         if args.command == "run":
-            unknown = [r for r in args.runs if r not in config.runs]
-            if unknown:
-                print(
-                    f"{args.config}: runs.{unknown[0]}: no such run (have: {', '.join(config.runs)})",
-                    file=sys.stderr,
-                )
+            from engine.run_selection import select_runs
+
+            if not args.runs and not args.matrix:
+                print("mmb-tui run: name a run (or group), or --matrix NAME", file=sys.stderr)
                 return 2
+            if args.repeats is not None and args.repeats < 1:
+                print("mmb-tui run: --repeats must be at least 1", file=sys.stderr)
+                return 2
+            config, run_ids = select_runs(Path(args.config), args.runs, args.repeats, args.matrix)
             if args.detach:
                 from mmb_tui.session import detach_runs
 
-                return detach_runs(config, Path(args.config), args.runs)
+                return detach_runs(config, Path(args.config), run_ids)
             _log_to_file(config)
             if args.headless:
                 from mmb_tui.headless import run_headless
 
-                return asyncio.run(run_headless(config, args.runs))
-            return _run_app(config, Path(args.config), start=args.runs)
+                return asyncio.run(run_headless(config, run_ids))
+            return _run_app(config, Path(args.config), start=run_ids)
         _log_to_file(config)
         return _run_app(config, Path(args.config), start=[])
     except ConfigError as exc:

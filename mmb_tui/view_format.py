@@ -50,6 +50,17 @@ def phase_label(view: RunView) -> str:
     return f"{view.phase_index + 1}/{view.total_phases}" if view.total_phases else "–"
 
 
+def compact_usd(amount: float) -> str:
+    """A cost in at most five cells: ``$.12``, ``$1.2``, ``$12``, ``$340``, ``$12k``."""
+    if amount < 0.995:
+        return f"${amount:.2f}".replace("$0.", "$.")
+    if amount < 9.95:
+        return f"${amount:.1f}"
+    if amount < 999.5:
+        return f"${amount:.0f}"
+    return f"${amount / 1000:.0f}k"
+
+
 def average_label(view: RunView) -> str:
     return f"{view.average:.2f}" if view.average is not None else "–"
 

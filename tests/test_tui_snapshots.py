@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from compare_scene import compare_app
 from textual.pilot import Pilot
-from tui_fakes import Scene
+from tui_fakes import Scene, wait_until
 
+from mmb_tui.screens.compare_screen import CompareScreen
 from mmb_tui.screens.main_screen import MainScreen
 
 
@@ -55,3 +58,14 @@ def test_a_run_played_by_another_process_is_shown_attached(snap_compare: Any, sc
         update={"status": "running", "reason": f"played by {owner}", "owner": owner}
     )
     assert snap_compare(scene.app(), terminal_size=(80, 24), press=["down"])
+
+
+def test_comparison_screen_with_a_chart(snap_compare: Any, tmp_path: Path) -> None:
+    async def open_comparison(pilot: Pilot[None]) -> None:
+        await pilot.press("c")
+        screen = pilot.app.screen
+        assert isinstance(screen, CompareScreen)
+        await wait_until(pilot, lambda: screen.loaded)
+        await pilot.pause()
+
+    assert snap_compare(compare_app(tmp_path), terminal_size=(110, 34), run_before=open_comparison)

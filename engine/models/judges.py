@@ -6,6 +6,8 @@ with an ``error``, never an exception. A score of ``PASS_SCORE`` (7/10) or more 
 
 from __future__ import annotations
 
+import asyncio
+import difflib
 import json
 import math
 import re
@@ -45,11 +47,16 @@ class Judge(Protocol):
 
 
 class RulesJudge:
-    """The offline rules judge (``engine/models/rules_judge.py``), the one the scripted persona uses."""
+    """The offline rules judge (``engine/models/rules_judge.py``), the one the scripted persona uses;
+    ``latency``: seconds slept per grade, as a config entry's ``latency`` slows the scripted models."""
 
-    name = RULES_JUDGE
+    def __init__(self, name: str = RULES_JUDGE, latency: float = 0.0) -> None:
+        self.name = name
+        self.latency = latency
 
     async def grade(self, question: str, expected: str, answer: str) -> Grade:
+        if self.latency:
+            await asyncio.sleep(self.latency)
         verdict = rules_judge(question, expected, answer)
         return Grade(verdict.score, verdict.comment)
 
@@ -147,13 +154,19 @@ class ModelJudge:
 
 
 def make_judge(name: str | None, config: Config | None, meter: UsageMeter | None = None) -> Judge:
-    """The rules judge for ``None`` or ``scripted/judge`` (or a config entry naming it); else the model
-    ``name`` in the role ``judge``, its tokens counted into ``meter``. ModelError for an unknown name."""
+    """The rules judge for ``None`` or ``scripted/judge`` (or a config entry naming it, its ``latency``
+    kept); else the model ``name`` in the role ``judge``, its tokens counted into ``meter``. ModelError for
+    an unknown name, with the closest known one (``scripted/judge`` among them)."""
     if name is None or name == RULES_JUDGE:
         return RulesJudge()
     spec = config.models.get(name) if config else None
     if spec is not None and spec.base_url is None and spec.model == RULES_JUDGE:
-        return RulesJudge()
-    from engine.models.registry import make_model
+        return RulesJudge(name, spec.latency)
+    from engine.models.registry import is_scripted_name, known_model_names, make_model
 
+    if spec is None and not is_scripted_name(name):
+        known = [*known_model_names(config), RULES_JUDGE]
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ModelError(f"unknown model {name!r} ({hint}known: {', '.join(known)})")
     return ModelJudge(make_model(name, config or Config(), "judge", meter))

@@ -47,7 +47,7 @@ STATUS_MEANINGS: dict[RunStatus, str] = {
 
 GLYPHS: list[tuple[str, str]] = [
     ("✂ column", "compactions the agent reported (its own context; grades are not affected)"),
-    ("Evals", "graded checks · average score so far (out of 10)"),
+    ("Evals", "graded checks · average score so far (out of 10) · cost so far where models have prices"),
     ("Clock", "the run's clock: virtual time in multi-day benchmarks, with the date"),
     ("▸", "folded: Enter shows the whole event (▸ +n lines: n more lines)"),
     ("── Thu 20 Aug ──", "a new day begins in the transcript (times restart after a night)"),

@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 
 from textual.binding import Binding
 
 from engine.api import RunView
 from engine.commands import Command, NewSession, NextPhase, Pause, PersonaNote, Resume
 from mmb_tui.screens.bulk_actions import pause_or_resume_all, reported, start_all, startable
+from mmb_tui.screens.compare_screen import CompareScreen
 from mmb_tui.screens.confirm_screen import ConfirmScreen
 from mmb_tui.screens.fact_editor_screen import FactEditorScreen
 from mmb_tui.screens.note_screen import NoteScreen
@@ -23,6 +25,7 @@ QUEUED_NOTICE_AFTER = 0.5  # seconds: a command not applied by then is shown as 
 
 
 class MainScreen(RunsScreen):
+    config_path = Path("config.jsonc")  # the app's config file (set by the app): what ``c`` compares
     BINDINGS = [
         Binding("s", "start", "Start", tooltip="Start the selected run, or resume it from its state"),
         Binding("p", "pause_resume", "Pause", tooltip="Pause the selected run, or resume it"),
@@ -32,6 +35,7 @@ class MainScreen(RunsScreen):
         Binding("v", "toggle_phase", "Phase", tooltip="Phase text, checks, untold facts, clock"),
         Binding("o", "toggle_overview", "Overview", tooltip="Every run: its row and its last event"),
         Binding("r", "reports", "Reports", tooltip="Browse the report and its imperfect answers"),
+        Binding("c", "compare", "Compare", show=False, tooltip="Runs, repeats and matrices side by side"),
         Binding("f", "cycle_filter", "Filter", show=False, tooltip="All, messages, evaluations, errors"),
         Binding("slash", "search", "Search", show=False, tooltip="Search the selected transcript"),
         Binding("g,colon", "go_to_event", "Go to event", show=False, tooltip="Go to event number N"),
@@ -226,6 +230,9 @@ class MainScreen(RunsScreen):
                 self.send(view.run_id, PersonaNote(text=text), "Note")
 
         self.app.push_screen(NoteScreen(view.run_id), written)
+
+    def action_compare(self) -> None:
+        self.app.push_screen(CompareScreen(self.config_path))
 
     def action_reports(self) -> None:
         self.app.push_screen(ReportScreen(self.results_dir / "report.md"), self._open_answer)

@@ -10,7 +10,14 @@ from textual.widgets import DataTable
 
 from engine.api import RunView
 from mmb_tui import view_format
-from mmb_tui.view_format import age_label, average_label, compact_clock, phase_label, status_text
+from mmb_tui.view_format import (
+    age_label,
+    average_label,
+    compact_clock,
+    compact_usd,
+    phase_label,
+    status_text,
+)
 
 _COLUMNS = (
     ("run", "Run"),
@@ -22,6 +29,7 @@ _COLUMNS = (
     ("clock", "Clock"),
 )
 STATUS_WIDTH = 26  # cells of the status column: the whole table fits 80 columns
+COST_WIDTH = 7  # " · $.12" after the evaluations, when a run has a cost: the status column gives it up
 
 
 class RunsTable(DataTable[str | Text]):
@@ -39,6 +47,7 @@ class RunsTable(DataTable[str | Text]):
         super().__init__(id=id, cursor_type="row", zebra_stripes=False)
         self._run_ids: list[str] = []
         self._shown: dict[str, dict[str, str | Text]] = {}
+        self._priced = False  # some run has a cost: the status column is narrower
 
     def on_mount(self) -> None:
         for key, label in _COLUMNS:
@@ -49,13 +58,16 @@ class RunsTable(DataTable[str | Text]):
         return list(self._run_ids)
 
     @staticmethod
-    def _cells(view: RunView, now: float) -> dict[str, str | Text]:
+    def _cells(view: RunView, now: float, priced: bool = False) -> dict[str, str | Text]:
+        evals = f"{view.evaluations} · {average_label(view)}" if view.evaluations else "–"
+        if view.cost is not None:
+            evals += f" · {compact_usd(view.cost)}"
         return {
             "run": Text(view.run_id, style="bold"),
-            "status": status_text(view, now, STATUS_WIDTH),
+            "status": status_text(view, now, STATUS_WIDTH - COST_WIDTH if priced else STATUS_WIDTH),
             "last": age_label(now - view.last_event_at) if view.last_event_at is not None else "–",
             "phase": phase_label(view),
-            "evals": f"{view.evaluations} · {average_label(view)}" if view.evaluations else "–",
+            "evals": evals,
             "compactions": str(view.agent_compactions),
             "clock": compact_clock(view.clock),
         }
@@ -65,11 +77,16 @@ class RunsTable(DataTable[str | Text]):
         changed."""
         now = view_format.wall_clock()
         ids = [view.run_id for view in views]
-        cells = {view.run_id: self._cells(view, now) for view in views}
+        priced = any(view.cost is not None for view in views)
+        cells = {view.run_id: self._cells(view, now, priced) for view in views}
         shown, self._shown = self._shown, cells
-        if ids != self._run_ids:
+        if ids != self._run_ids or priced != self._priced:
             selected = self._run_ids[self.cursor_row] if 0 <= self.cursor_row < len(self._run_ids) else None
             self.clear()
+            if priced != self._priced:  # the widths follow the new cells
+                self._priced = priced
+                for column in self.columns.values():
+                    column.content_width = column.label.cell_len
             self._run_ids = ids
             for run_id in ids:
                 self.add_row(*(cells[run_id][key] for key, _ in _COLUMNS), key=run_id)
