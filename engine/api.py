@@ -52,6 +52,7 @@ class RunView(BaseModel):
     clock_jumps: int = 0
     virtual_time: bool = False
     owner: str = ""  # another engine plays this run (pid, host, front end): watch it, don't start it
+    node: str = ""  # the host of the Ray node playing it for this engine (``engine/ray_executor.py``)
     activity: Activity = Field(default_factory=Activity)  # what a playing run waits for, since when
     pause_pending: bool = False  # a pause is queued: applied before the persona's next turn
     last_event_at: float | None = None  # wall clock (epoch seconds) of the run's last event, if known here

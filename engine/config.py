@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 import json5
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from engine.expand import ExpandError, Group, expand
 
@@ -84,6 +85,38 @@ class JudgeConfig(_Strict):
     lead: JudgeLead = "persona"
 
 
+_UNITS = {"": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
+
+
+class ResourcesConfig(_Strict):
+    """What a run asks of a Ray node (``engine/executor.py``); unset keys fall back to ``executor.resources``,
+    then to the agent's default."""
+
+    num_cpus: float | None = Field(default=None, ge=0)
+    memory: float | None = Field(default=None, ge=0)  # bytes; a string such as "1.5 GB" (1 GB = 1024³ bytes)
+
+    @field_validator("memory", mode="before")
+    @classmethod
+    def _size(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        match = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*([kmgt]?b)?\s*", value, re.IGNORECASE)
+        if match is None:
+            raise ValueError(
+                f'{value!r} is not a size: bytes, or a number with B, KB, MB, GB or TB ("1.5 GB")'
+            )
+        return float(match[1]) * _UNITS[(match[2] or "").lower()]
+
+
+class ExecutorConfig(_Strict):
+    """Where runs are played: on this process's loop (``local``) or each as an actor on a Ray cluster."""
+
+    kind: Literal["local", "ray"] = "local"
+    address: str | None = None  # "auto", "ray://host:port"; unset: a local Ray instance is started
+    resources: ResourcesConfig = Field(default_factory=ResourcesConfig)  # for every run (a run's own win)
+    max_restarts: int = Field(default=3, ge=0)  # new actors for a run whose actor or node died
+
+
 class RunConfig(BaseModel):
     """A run. Keys other than the engine's own are handed to the adapter (``adapter_options``). A run's
     ``repeats: N`` is expanded before validation into runs ``<id>.r1`` … ``<id>.rN`` (``engine/expand.py``)."""
@@ -97,6 +130,8 @@ class RunConfig(BaseModel):
     judge: str | None = None  # model name overriding judge.model for this run (a judge even without one)
     allow_real_time: bool = False  # run a time_master benchmark on an agent without virtual time
     max_reply_chars: int = Field(default=20000, ge=100)  # longer agent replies reach the persona shortened
+    # where a run is placed changes nothing it does: left out of dumps, so config hashes stay as they were
+    resources: ResourcesConfig | None = Field(default=None, exclude=True)
 
     def adapter_options(self) -> dict[str, Any]:
         return dict(self.model_extra or {})
@@ -109,6 +144,7 @@ class Config(_Strict):
     time_master: TimeMasterConfig = Field(default_factory=TimeMasterConfig)
     hooks: HooksConfig = Field(default_factory=HooksConfig)
     judge: JudgeConfig | None = None  # absent: the persona's grades alone
+    executor: ExecutorConfig = Field(default_factory=ExecutorConfig, exclude=True)  # not in config hashes
     runs: dict[str, RunConfig] = Field(default_factory=dict)  # repeats and matrices expanded
     benchmarks_dir: str = "benchmarks"
     results_dir: str = "results"

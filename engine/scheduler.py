@@ -16,6 +16,7 @@ from engine.clock import Clock
 from engine.commands import Command, CommandResult, Resume
 from engine.config import Config
 from engine.events import ErrorOccurred, Event, TerminationReason
+from engine.executor import PlacedRun, Playable, place_run
 from engine.group_summary import write_group_summaries
 from engine.phases import gate_problems
 from engine.prices import role_prices, total_cost
@@ -35,6 +36,7 @@ class _Slot:
     error: str = ""  # why it could not be built
     stored_view: tuple[int, RunView] | None = None  # (state.json mtime, view) of a run not in memory
     remote: RemoteRun | None = None  # attached to the process that plays it (``engine/remote.py``)
+    placed: PlacedRun | None = None  # played for this engine by another executor (``engine/executor.py``)
 
 
 class Scheduler:
@@ -95,18 +97,23 @@ class Scheduler:
             self.on_event(run_id, ErrorOccurred(message=message, where="engine"))
             return
         try:
-            run = build_run(self.config, run_id, self.clock_factory, self.tune, self.front_end)
+            run: Playable
+            if self.config.executor.kind == "local":
+                run = slot.run = build_run(self.config, run_id, self.clock_factory, self.tune, self.front_end)
+                slot.placed = None
+            else:  # ``slot.placed`` plays it; viewed and commanded through it
+                run = await place_run(self.config, run_id, self.tune, self.front_end, self.view(run_id))
+                slot.run, slot.placed = None, run
         except (BuildError, StateError) as exc:
             slot.error = str(exc)
             self.on_event(run_id, ErrorOccurred(message=str(exc), where="engine", fatal=True))
             return
         slot.error = ""
         run.observers.append(self)
-        slot.run = run
         server = await self._serve(run_id, run)
         slot.task = asyncio.create_task(self._play(run, server), name=f"run:{run_id}")
 
-    async def _serve(self, run_id: str, run: Run) -> ControlServer | None:
+    async def _serve(self, run_id: str, run: Playable) -> ControlServer | None:
         """The run's control server, for viewers in other processes; named in the run's lock."""
         server = ControlServer(
             socket_path(run.run_dir),
@@ -124,7 +131,7 @@ class Scheduler:
             run.lock.announce(socket=str(server.path))
         return server
 
-    async def _play(self, run: Run, server: ControlServer | None) -> TerminationReason:
+    async def _play(self, run: Playable, server: ControlServer | None) -> TerminationReason:
         try:
             reason = await run.run()
         finally:
@@ -173,9 +180,9 @@ class Scheduler:
     async def command(self, run_id: str, command: Command) -> CommandResult:
         """Apply ``command`` to a run and say what became of it (waits until the run has applied it: at the
         end of the persona's current turn). A resume of a run that is not playing starts it again."""
-        run = self.slots[run_id].run
-        if run is not None and self.running(run_id):
-            return await run.command(command)
+        played = self.slots[run_id].run or self.slots[run_id].placed
+        if played is not None and self.running(run_id):
+            return await played.command(command)
         view = self.view(run_id)
         if view.owner:
             remote = self._remote(run_id)
@@ -206,9 +213,10 @@ class Scheduler:
     async def hand_over(self, run_ids: list[str]) -> list[str]:
         """Stop the runs played here at their last checkpoint, with no report entry, for another process to
         play them on (``d`` in the app); returns those it stopped."""
-        stopped = [run_id for run_id in run_ids if self.running(run_id) and self.slots[run_id].run]
+        played = {run_id: self.slots[run_id].run or self.slots[run_id].placed for run_id in run_ids}
+        stopped = [run_id for run_id in run_ids if self.running(run_id) and played[run_id]]
         for run_id in stopped:
-            run = self.slots[run_id].run
+            run = played[run_id]
             if run is not None:
                 run.handed_over = True
         await asyncio.gather(*(self.stop(run_id) for run_id in stopped))
@@ -281,6 +289,8 @@ class Scheduler:
             return view.model_copy(
                 update={"status": "running", "reason": f"played by {owner}", "owner": owner}
             )
+        if slot.placed is not None:
+            return slot.placed.view()
         if slot.run is not None:
             return run_view(slot.run, running=running)
         if slot.error:

@@ -24,6 +24,7 @@ IN_FLIGHT: tuple[RunStatus, ...] = ("running", "paused", "waiting")
 WAITING_MARK = "⚠"  # a run that waits for the operator (a fault outlived its retries, a stuck persona)
 PAUSE_PENDING_MARK = "⏸"
 ELSEWHERE_MARK = "↗"  # a run another process plays (watched and steered from here)
+PLACED_MARK = "⬡"  # a run this engine plays on a Ray node (``RunView.node``)
 
 wall_clock = time.time
 """Now, for "for how long" and the age of the last event (snapshot tests freeze it)."""
@@ -111,6 +112,8 @@ def status_text(view: RunView, now: float, width: int = 26, every_reason: bool =
     text = Text(no_wrap=True, overflow="ellipsis")
     if view.owner:
         text.append(f"{ELSEWHERE_MARK} ", style="bold cyan")
+    if view.node:
+        text.append(f"{PLACED_MARK} ", style="bold cyan")
     doing = activity_label(view.activity, now) if view.status == "running" else ""
     if doing:  # a running run shows what it waits for instead of the word
         text.append(doing, style=style)

@@ -58,6 +58,7 @@ GLYPHS: list[tuple[str, str]] = [
     ("Last", "the age of the run's last event (a run that says nothing for long may be stuck)"),
     ("⚠ / ⏸", "a run waiting for the operator / a pause still pending"),
     ("↗", "a run another process plays (its owner in the status line): watched and steered from here"),
+    ("⬡", "a run played on a Ray node for this engine (the node in its status line)"),
     ("⏩", "clock jumps so far (the phase pane's clock turns amber)"),
     ("#12–#340", "in a status line: a window of older events; End loads the tail"),
 ]

@@ -148,6 +148,8 @@ class RunColumn(Vertical):
                 status_text(view, view_format.wall_clock(), HEADER_STATUS_WIDTH, every_reason=True)
             )
             header.append(f" · phase {phase_label(view)}")
+            if view.node:
+                header.append(f" · on {view.node}")
         transcript = self.transcript
         if transcript.filter_mode != "all":
             header.append(f" · {FILTER_LABELS[transcript.filter_mode]}", style="bold reverse")

@@ -1,0 +1,324 @@
+"""A run folder mirrored from where it is played (a Ray actor's scratch copy, ``engine/ray_executor.py``) to the
+head's ``results/<run>/``, so the head's files are byte for byte what a local run writes.
+
+The player's side is a ``FolderWatcher``: what changed since the last shipment the head acknowledged (a lost
+one is sent again, merged into the next), read as one consistent moment: ``state.json`` is looked at before and
+after the rest, and everything is read again when a checkpoint landed in between (a newer checkpoint may have
+pruned the journal the older one names). A file that only grew since it was shipped (same inode, the bytes
+before its old end unchanged: the transcript, the journal, an agent's log) sends what was appended; any other
+change sends the whole file; a small file changed twice within the file system's timestamp tick is caught by
+its digest. New report entries (the player's own ``report.md``) travel as entries.
+
+The head's side is ``apply_changes``, in the order a local run writes: appended and whole files (synced when a
+checkpoint comes with them, as the journal is before ``state.json`` names it), then the report entries (once
+each), then ``state.json`` (atomically), then what was removed (journals a newer checkpoint replaced). A
+shipment applied twice changes nothing the second time, so the head's folder is one complete checkpoint at
+every moment, and a run played there can be resumed anywhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.events import Event, parse_event
+from engine.remote import SOCKET_NAME
+from engine.report import append_once
+from engine.run_lock import LOCK_NAME
+from engine.state import atomic_write, load_state
+from engine.transcript import Transcript
+
+STATE = "state.json"
+TRANSCRIPT = "transcript.jsonl"
+SKIPPED = frozenset({LOCK_NAME, SOCKET_NAME})  # each process has its own
+TAIL = 64  # bytes before a file's old end that must be unchanged for an append
+RACY_NS = 2_000_000_000  # a file modified this recently may change again without its stat changing
+RACY_MAX = 1024 * 1024  # … and is then compared by digest when it is this small
+TEMP_PREFIX = ".mmb-sync-"  # a whole file being replaced at the head
+_ENTRY = re.compile(rb"\n?(.*?\xf0\x9f\x93\x8a Entry: [0-9a-f]+\n)", re.DOTALL)  # ends "📊 Entry: <id>"
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str  # relative to the run folder, POSIX
+    offset: int  # ``data`` goes here and what followed is cut; 0 for a whole file
+    data: bytes
+    whole: bool = False  # replaces the file (atomically)
+
+
+@dataclass
+class Changes:
+    """One shipment: files (``state.json`` last), removed files and new report entries."""
+
+    files: list[FileChange] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    entries: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.files or self.deleted or self.entries)
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """A file as last shipped."""
+
+    size: int
+    mtime_ns: int
+    ino: int
+    tail: bytes  # its last ``TAIL`` bytes
+    digest: bytes | None  # of its whole content, when it was read whole
+
+
+def _skipped(relative: str) -> bool:
+    name = relative.rsplit("/", 1)[-1]
+    return name in SKIPPED or name.startswith((".state.json.", TEMP_PREFIX))  # files being written
+
+
+def _files(folder: Path) -> dict[str, os.stat_result]:
+    """Every regular file under ``folder`` by its relative POSIX path, with its stat."""
+    found: dict[str, os.stat_result] = {}
+    stack = [(folder, "")]
+    while stack:
+        directory, prefix = stack.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except FileNotFoundError:
+            continue
+        for entry in entries:
+            relative = prefix + entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((Path(entry.path), relative + "/"))
+                elif entry.is_file(follow_symlinks=False) and not _skipped(relative):
+                    found[relative] = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:  # removed meanwhile
+                continue
+    return found
+
+
+def read_tree(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` (a run's own lock and socket left out), to write elsewhere."""
+    tree: dict[str, bytes] = {}
+    for relative in sorted(_files(folder)):
+        try:
+            tree[relative] = (folder / relative).read_bytes()
+        except FileNotFoundError:
+            continue
+    return tree
+
+
+def write_tree(folder: Path, tree: dict[str, bytes]) -> None:
+    for relative, data in tree.items():
+        path = _inside(folder, relative)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+def snapshot_for_resume(run_dir: Path) -> dict[str, bytes]:
+    """The run folder as a player resumes it: the transcript first cut back to the last checkpoint, as a
+    resume does (so the player never cuts what the head already has), then every file."""
+    state = load_state(run_dir / STATE) if (run_dir / STATE).exists() else None
+    if state is not None and (run_dir / TRANSCRIPT).exists():
+        transcript = Transcript(run_dir / TRANSCRIPT)
+        transcript.rollback(state.transcript_bytes)
+        transcript.close()
+    return read_tree(run_dir) if run_dir.is_dir() else {}
+
+
+def _inside(folder: Path, relative: str) -> Path:
+    """``folder / relative``, refusing a path that leaves the folder."""
+    parts = Path(relative).parts
+    if not parts or Path(relative).is_absolute() or ".." in parts:
+        raise ValueError(f"{relative!r}: not a path inside the run folder")
+    return folder / relative
+
+
+class FolderWatcher:
+    """The player's side: what changed in ``run_dir`` (and ``report``) since the head's last acknowledged
+    shipment. ``seq`` numbers the shipments; the head acknowledges the last one it wrote."""
+
+    def __init__(self, run_dir: Path, report: Path) -> None:
+        self.run_dir = run_dir
+        self.report = report
+        self.seq = 0
+        self._base = self._seen_now()  # the folder as the head has it (it was just written from there)
+        self._report_base = _size(report)
+        self._sent: tuple[dict[str, _Seen], int] = (self._base, self._report_base)
+
+    def _seen_now(self) -> dict[str, _Seen]:
+        seen: dict[str, _Seen] = {}
+        for relative, stat in _files(self.run_dir).items():
+            with open(self.run_dir / relative, "rb") as handle:
+                small = stat.st_size <= RACY_MAX
+                handle.seek(0 if small else stat.st_size - TAIL)
+                data = handle.read()
+            seen[relative] = _seen(stat, data, whole=small)
+        return seen
+
+    def changes(self, acked: int) -> tuple[int, Changes]:
+        """Shipment number ``seq`` with everything changed since shipment ``acked`` reached the head (since
+        the one before, when a shipment was lost on the way)."""
+        if acked == self.seq:
+            self._base, self._report_base = self._sent
+        for _ in range(20):
+            before = _stat_key(self.run_dir / STATE)
+            changes, seen, report_end = self._changes_since_base()
+            if _stat_key(self.run_dir / STATE) == before:
+                break
+        self.seq += 1
+        self._sent = (seen, report_end)
+        return self.seq, changes
+
+    def _changes_since_base(self) -> tuple[Changes, dict[str, _Seen], int]:
+        changes, seen = Changes(), {}
+        now = time.time_ns()
+        for relative, stat in sorted(_files(self.run_dir).items(), key=lambda item: item[0] == STATE):
+            old = self._base.get(relative)
+            try:
+                change, seen[relative] = self._change(relative, stat, old, now)
+            except FileNotFoundError:  # removed meanwhile: as if it had never been seen
+                continue
+            if change is not None:
+                changes.files.append(change)
+        changes.deleted = sorted(set(self._base) - set(seen))
+        changes.entries, report_end = self._new_entries()
+        return changes, seen, report_end
+
+    def _change(
+        self, relative: str, stat: os.stat_result, old: _Seen | None, now: int
+    ) -> tuple[FileChange | None, _Seen]:
+        path = self.run_dir / relative
+        size, mtime, ino = stat.st_size, stat.st_mtime_ns, stat.st_ino
+        if old is not None and (old.size, old.mtime_ns, old.ino) == (size, mtime, ino):
+            if old.digest is None or size > RACY_MAX or now - mtime > RACY_NS:
+                return None, old
+            data = path.read_bytes()  # modified within the tick: its stat cannot tell
+            if _digest(data) == old.digest:
+                return None, old
+            return FileChange(relative, 0, data, whole=True), _seen(stat, data, whole=True)
+        if old is not None and ino == old.ino and size > old.size:
+            start = old.size - len(old.tail)
+            with open(path, "rb") as handle:
+                handle.seek(start)
+                data = handle.read(size - start)
+            if data[: len(old.tail)] == old.tail:
+                appended = data[len(old.tail) :]
+                tail = (old.tail + appended)[-TAIL:]
+                new = _Seen(old.size + len(appended), mtime, ino, tail, None)
+                return FileChange(relative, old.size, appended), new
+        data = path.read_bytes()
+        return FileChange(relative, 0, data, whole=True), _seen(stat, data, whole=True)
+
+    def _new_entries(self) -> tuple[list[str], int]:
+        """Report entries appended since the acknowledged shipment, and the report's length they end at."""
+        try:
+            with open(self.report, "rb") as handle:
+                handle.seek(self._report_base)
+                text = handle.read()
+        except FileNotFoundError:
+            return [], self._report_base
+        entries, end = [], 0
+        for match in _ENTRY.finditer(text):
+            if match.start() != end:  # not an entry as ``engine/report.py`` writes one: left to the next look
+                break
+            entries.append(match[1].decode("utf-8"))
+            end = match.end()
+        return entries, self._report_base + end
+
+
+def _seen(stat: os.stat_result, data: bytes, whole: bool) -> _Seen:
+    """``data``: the whole file, or (``whole`` false) at least its tail."""
+    size = len(data) if whole else stat.st_size
+    return _Seen(size, stat.st_mtime_ns, stat.st_ino, data[-TAIL:], _digest(data) if whole else None)
+
+
+def _digest(data: bytes) -> bytes | None:
+    return hashlib.blake2b(data, digest_size=16).digest() if len(data) <= RACY_MAX else None
+
+
+def _stat_key(path: Path) -> tuple[int, int, int] | None:
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return stat.st_ino, stat.st_mtime_ns, stat.st_size
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def apply_changes(run_dir: Path, report: Path, changes: Changes) -> None:
+    """Write a shipment into the head's run folder, in the order a local run writes (module doc)."""
+    state = next((c for c in changes.files if c.path == STATE), None)
+    written: list[Path] = []
+    for change in changes.files:
+        if change is not state:
+            written.append(_write(run_dir, change))
+    if state is not None:  # a checkpoint: what it names is on disk before it
+        for path in written:
+            _sync(path)
+    for entry in changes.entries:
+        append_once(report, entry)
+    if state is not None:
+        atomic_write(_inside(run_dir, STATE), state.data.decode("utf-8"))
+    for relative in changes.deleted:
+        path = _inside(run_dir, relative)
+        path.unlink(missing_ok=True)
+        for parent in path.parents:  # folders a removal emptied (an agent's memory snapshot taken again)
+            if parent == run_dir or not parent.is_relative_to(run_dir):
+                break
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+
+
+def _write(run_dir: Path, change: FileChange) -> Path:
+    path = _inside(run_dir, change.path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if change.whole:
+        fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(change.data)
+        os.replace(tmp, path)
+        return path
+    with open(path, "r+b" if path.exists() else "wb") as handle:
+        handle.seek(change.offset)
+        handle.truncate()
+        handle.write(change.data)
+    return path
+
+
+def _sync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fdatasync(fd)
+    finally:
+        os.close(fd)
+
+
+def new_events(transcript: Path, offset: int) -> tuple[list[Event], int]:
+    """The events written to ``transcript`` from byte ``offset`` on (whole lines), and where they end."""
+    try:
+        with open(transcript, "rb") as handle:
+            handle.seek(offset)
+            data = handle.read()
+    except FileNotFoundError:
+        return [], offset
+    end = data.rfind(b"\n") + 1
+    events: list[Event] = []
+    for line in data[:end].splitlines():
+        try:
+            events.append(parse_event(line.decode("utf-8")))
+        except ValueError:
+            continue
+    return events, offset + end
