@@ -37,7 +37,6 @@ from engine.models.tokens import warm_up
 from engine.operator import OperatorDesk
 from engine.persona import hooks
 from engine.persona.context import (
-    build_system_prompt,
     compact_state,
     pending_tool_calls,
     recent_replies,
@@ -276,7 +275,7 @@ class Run:
             await self._execute_tool_calls(pending)
             self._in_flight = False
             return
-        system = self._system_prompt()
+        system = self.notebook.system_prompt(self.bench.instructions, self.bench.time_master)
         self._maybe_compact(system)
         with self.liveness.waiting("persona model"):
             messages = [{"role": "system", "content": system}, *self.state.persona_messages]
@@ -387,14 +386,6 @@ class Run:
     def _mark_phase_start_at_last_assistant(self) -> None:
         messages = self.state.persona_messages
         self.state.phase_starts.append(max(i for i, m in enumerate(messages) if m["role"] == "assistant"))
-
-    def _system_prompt(self) -> str:
-        return build_system_prompt(
-            self.notebook.show(self.bench.instructions),
-            self.notebook.render(self.state.sheets["profile"]),
-            sorted(self.state.sheets),
-            self.bench.time_master,
-        )
 
     def _maybe_compact(self, system: str) -> None:
         settings = self.settings

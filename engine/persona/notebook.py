@@ -6,6 +6,7 @@ from engine.benchmark.facts import next_fact_id
 from engine.benchmark.facts import render_sheet as _render_sheet
 from engine.benchmark.model import DELETED, Category, Fact, Sheet
 from engine.benchmark.templates import render_templates
+from engine.persona.context import build_system_prompt
 from engine.state import RunState
 
 
@@ -129,3 +130,10 @@ class Notebook:
             note = f"(untold: {', '.join(untold)})" if untold else "(all told)"
             parts.append(f"Sheet `{name}` {note}:\n\n{self.render(self.state.sheets[name])}")
         return "\n\n".join(parts)
+
+    def system_prompt(self, instructions: str, virtual_time: bool) -> str:
+        """The persona's system prompt with the live profile and the benchmark's instructions filled in."""
+        sheets = self.state.sheets
+        return build_system_prompt(
+            self.show(instructions), self.render(sheets["profile"]), sorted(sheets), virtual_time
+        )
