@@ -142,7 +142,7 @@ async def test_templates_are_rendered_in_sheets_and_instructions(tmp_path: Path)
     said = " ".join(e.text for e in kinds(events(config, "r"), "message_sent"))
     assert render_templates("{{FUTURE:3:days}}", run.state.start_date) in said
     assert "{{" not in said
-    system = run._system_prompt()
+    system = run.notebook.system_prompt(run.bench.instructions, run.bench.time_master)
     assert render_templates("{{TODAY}}", run.state.start_date) in system and "{{" not in system
 
 
