@@ -48,7 +48,7 @@ from typing import Any
 import httpx
 
 from adapters.base import AdapterContext, AdapterError, Observation
-from adapters.install import hermes_executable
+from adapters.install import hermes_executable, install_hermes
 from adapters.local_agent import COMMON_OPTIONS, LocalAgentAdapter
 from adapters.options import check_known, opt_bool, opt_number
 from adapters.ports import free_port, port_is_free
@@ -80,6 +80,11 @@ class HermesAdapter(LocalAgentAdapter):
 
     name = "hermes"
     default_start_timeout = 90.0
+
+    @classmethod
+    def install(cls) -> None:
+        """The pinned install on this machine (a no-op once done; ``adapters/install.py``)."""
+        install_hermes()
 
     def __init__(self, ctx: AdapterContext) -> None:
         super().__init__(ctx)

@@ -57,7 +57,7 @@ import aiohttp
 import httpx
 
 from adapters.base import AdapterContext, AdapterError, Observation
-from adapters.install import node_bin_dir, openclaw_command
+from adapters.install import install_openclaw, node_bin_dir, openclaw_command
 from adapters.local_agent import COMMON_OPTIONS, LocalAgentAdapter
 from adapters.openclaw_config import (
     API_KEY_ENV,
@@ -82,6 +82,11 @@ class OpenClawAdapter(LocalAgentAdapter):
 
     name = "openclaw"
     default_start_timeout = 180.0
+
+    @classmethod
+    def install(cls) -> None:
+        """The pinned install on this machine (a no-op once done; ``adapters/install.py``)."""
+        install_openclaw()
 
     def __init__(self, ctx: AdapterContext) -> None:
         super().__init__(ctx)

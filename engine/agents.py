@@ -206,6 +206,12 @@ class AgentAdapter(ABC):
         on disk. Default: a no-op."""
         return None
 
+    @classmethod
+    def install(cls) -> None:
+        """Install what the agent needs on this machine, idempotently (a pinned installer); called on a Ray
+        node before a run of it plays there. Raises ``AdapterError`` when it cannot. Default: nothing."""
+        return None
+
     def snapshot_memory(self, label: str) -> Path | None:
         """Copy the agent's memory files to ``run_dir/memory/<label>/`` and return that folder. Default:
         ``None`` (nothing to copy)."""

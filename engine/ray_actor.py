@@ -7,6 +7,7 @@ the end, why it ended. Made a Ray actor by the driver; nothing here imports Ray.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import shutil
 import socket
 import tempfile
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.agents import AdapterError, UnknownAdapter, resolve
 from engine.api import RunView
 from engine.build import BuildError, build_run
 from engine.commands import Command, CommandResult
@@ -48,6 +50,22 @@ class Started:
 
     node: str
     problem: str = ""
+
+
+def install_agent(name: str) -> None:
+    """The agent's pinned install on this node, once: its adapter's ``install`` (idempotent) under a lock, so
+    actors starting together on one node install it once. An unknown name is left to ``build_run`` to report."""
+    try:
+        adapter = resolve(name)
+    except UnknownAdapter:
+        return
+    lock = Path(tempfile.gettempdir()) / "mmb-agent-install.lock"
+    with open(lock, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            adapter.install()
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 class RunActor:
@@ -88,8 +106,9 @@ class RunActor:
         if self.stopping:
             return Started(node, f"{self.run_id} was stopped before it started")
         try:
+            await asyncio.to_thread(install_agent, self.config.runs[self.run_id].agent)
             self.run = build_run(self.config, self.run_id, tune=self._tune, front_end=self.front_end)
-        except (BuildError, StateError) as exc:
+        except (AdapterError, BuildError, StateError) as exc:
             return Started(node, str(exc))
         self.run.observers.append(self)
         self.task = asyncio.create_task(self.run.run(), name=f"run:{self.run_id}")

@@ -199,3 +199,15 @@ class HostileAgent(ForgetfulAgent):
         if last.seq == self.huge_at:
             body += " " + "x" * (HUGE_REPLY_CHARS - len(body) - 1)
         self.replies[-1] = last.model_copy(update={"text": body})
+
+
+class UninstallableAgent(ForgetfulAgent):
+    """An agent whose install fails on this machine (as a pinned installer without network would)."""
+
+    name = "uninstallable"
+    installs = 0
+
+    @classmethod
+    def install(cls) -> None:
+        cls.installs += 1
+        raise AdapterError("npm i openclaw@2026.9.6 failed: no network")
