@@ -55,7 +55,7 @@ def passes(event: Event, mode: FilterMode) -> bool:
     if mode == "messages":
         return event.kind in ("message_sent", "agent_replied")
     if mode == "evaluations":
-        return event.kind == "evaluation_logged"
+        return event.kind in ("evaluation_logged", "judge_graded")  # the persona's grade and the judge's
     return event.kind in ("error", "model_retry") or (event.kind == "tool_called" and event.error)
 
 
@@ -81,8 +81,10 @@ def _part_style(event: Event, text: str, role: Role) -> str:
         case "error":
             return "red" if event.kind == "tool_called" and text != event.name else "bold red"
         case "score":
+            if event.kind == "judge_graded":
+                return score_style(event.score) if event.score is not None else "bold red"
             return score_style(event.effective) if event.kind == "evaluation_logged" else ""
-    if event.kind in ("tool_called", "evaluation_logged", "clock_jumped", "run_started"):
+    if event.kind in ("tool_called", "evaluation_logged", "judge_graded", "clock_jumped", "run_started"):
         return ""
     return _STYLES.get(event.kind, "")
 
@@ -118,6 +120,9 @@ def _raw_body(event: Event) -> str:
             f"comment: {event.comment}\nscore {event.score:g}, attempt {event.attempt}, "
             f"counts {event.effective:g}" + (f"\ntypes: {', '.join(event.types)}" if event.types else "")
         )
+    if event.kind == "judge_graded":  # the whole comment (or why there is no grade) when the headline cuts it
+        said = event.error or event.comment
+        return f"{said}\nof the persona's grade #{event.evaluation_n}" if len(said) > SHORT else ""
     if event.kind == "error":
         return event.message if len(event.message) > SHORT else ""
     if event.kind in ("hook_fired", "operator"):

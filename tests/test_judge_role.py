@@ -29,6 +29,7 @@ from engine.report_entries import parse_report_entries
 from engine.run import Run
 from engine.state import load_state
 from engine.transcript import read_events
+from mmb_tui.event_render import body, headline, passes
 
 FULL = {"r": {"benchmark": "full", "agent": FORGETFUL}}
 PASS = 7.0  # a grade of 7/10 or more is a pass, for the persona and the judge alike
@@ -341,3 +342,15 @@ def test_killed_between_a_grade_and_its_judge_every_grade_is_judged_exactly_once
     assert all(state.judge_grades[c].evaluation_n == e.n for c, e in state.evaluations.items())
     report = (tmp_path / "results" / "report.md").read_text()
     assert len(re.findall(r"^## ", report, re.M)) == 1 and "📊 Judge: slow-judge · agreement" in report
+
+
+def test_the_transcripts_evaluation_filter_shows_the_judges_grades_styled_by_score() -> None:
+    agrees = JudgeGraded(check_id="3.1", evaluation_n=41, judge="scripted/judge", score=10, persona_score=10)
+    failed = JudgeGraded(check_id="3.2", evaluation_n=43, judge="m", error="malformed JSON: " + "x" * 300)
+    assert passes(agrees, "evaluations") and passes(failed, "evaluations")
+    assert not passes(agrees, "messages")
+    line = headline(agrees)
+    assert "[10/10] (3.1) judge scripted/judge · persona 10/10" in line.plain
+    assert any(span.style == "bold green" for span in line.spans)
+    assert body(failed).endswith("of the persona's grade #43") and "malformed JSON" in body(failed)
+    assert body(agrees) == ""
