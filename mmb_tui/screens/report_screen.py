@@ -232,12 +232,8 @@ class ReportScreen(Screen[AnswerRef | None]):
             )
             head.append(f" ({answer.check_id}){_types(answer.types)} {answer.question}")
             child = answers_parent.add(head, data=item, expand=False)
-            child.add_leaf(Text.assemble(("question: ", "bold"), answer.question), data=item)
-            child.add_leaf(Text.assemble(("expected: ", "bold green"), answer.expected), data=item)
-            child.add_leaf(Text.assemble(("got:      ", "bold red"), answer.got), data=item)
-            if answer.persona:
-                child.add_leaf(Text.assemble(("persona:  ", "bold"), answer.persona), data=item)
-            child.add_leaf(Text.assemble(("comment:  ", "bold"), answer.comment), data=item)
+            for label, style, value in _answer_fields(answer):
+                child.add_leaf(Text.assemble((f"{label}: ".ljust(10), style), value), data=item)
             child.add_leaf(Text(self._open_hint(item), style="dim italic"), data=item)
 
     def _open_hint(self, item: _Item) -> str:
@@ -280,17 +276,9 @@ class ReportScreen(Screen[AnswerRef | None]):
         text = Text()
         text.append(f"{entry.run_id} · check {answer.check_id}{_types(answer.types)} · ", style="bold")
         text.append(f"{answer.score:g}/10 {answer.note}", style=score_style(answer.score))
-        text.append("\nquestion: ", style="bold")
-        text.append(answer.question)
-        text.append("\nexpected: ", style="bold green")
-        text.append(answer.expected)
-        text.append("\ngot: ", style="bold red")
-        text.append(answer.got)
-        if answer.persona:
-            text.append("\npersona: ", style="bold")
-            text.append(answer.persona)
-        text.append("\ncomment: ", style="bold")
-        text.append(answer.comment)
+        for label, style, value in _answer_fields(answer):
+            text.append(f"\n{label}: ", style=style)
+            text.append(value)
         self._append_where(text, entry, answer)
         return text
 
@@ -387,6 +375,19 @@ class ReportScreen(Screen[AnswerRef | None]):
             self.query_one(Tree).focus()
             return
         self.dismiss(None)
+
+
+def _answer_fields(answer: ImperfectAnswer) -> list[tuple[str, str, str]]:
+    """(label, style, text) of what an imperfect answer's entry says, the judge's grade where it has one."""
+    fields = [("question", "bold", answer.question), ("expected", "bold green", answer.expected)]
+    fields += [("got", "bold red", answer.got)] + (
+        [("persona", "bold", answer.persona)] if answer.persona else []
+    )
+    fields.append(("comment", "bold", answer.comment))
+    if answer.judge_score is not None or answer.judge:
+        score = f"[{answer.judge_score:g}/10] " if answer.judge_score is not None else "[no grade] "
+        fields.append(("judge", "bold", score + answer.judge))
+    return fields
 
 
 def _types(types: list[str]) -> str:
