@@ -69,14 +69,16 @@ def usd(amount: float) -> str:
 
 
 def tokens_label(tokens: Mapping[str, Mapping[str, Any]], costs: Mapping[str, float]) -> str:
-    """Tokens per role, ``persona 1200+340``, each followed by its cost where known (``persona 1200+340
-    ($0.0012)``), and the total of the known costs at the end."""
+    """Tokens per role that played, ``persona 1200+340``, each followed by its cost where known (``persona
+    1200+340 ($0.0012)``), and the total of the known costs at the end."""
     parts = []
     for role, usage in tokens.items():
+        if not any(usage.get(key) for key in ("calls", "prompt_tokens", "completion_tokens")):
+            continue  # a role nothing played (no judge; the offline rules judge uses no tokens)
         priced = f" ({usd(costs[role])})" if role in costs else ""
         parts.append(f"{role} {usage.get('prompt_tokens', 0)}+{usage.get('completion_tokens', 0)}{priced}")
     total = f" · cost {usd(sum(costs.values()))}" if costs else ""
-    return ", ".join(parts) + total
+    return (", ".join(parts) or "none") + total
 
 
 def priced_tokens_label(tokens: Mapping[str, Mapping[str, Any]], prices: Mapping[str, Price]) -> str:

@@ -10,7 +10,7 @@ import pytest
 from engine_helpers import make_config, play
 
 from engine.config import ConfigError, Price, parse_config
-from engine.prices import cost, role_costs, role_models, role_prices, total_cost, usd
+from engine.prices import cost, role_costs, role_models, role_prices, tokens_label, total_cost, usd
 from engine.provenance import config_hash
 from engine.scheduler import Scheduler
 from mmb_tui.view_format import compact_usd
@@ -93,3 +93,10 @@ async def test_the_report_and_the_run_view_show_the_cost_next_to_the_tokens(tmp_
         folder, {"r": {"benchmark": "full", "agent": "chatbot", "model": "free"}}, models=MODELS
     )
     assert Scheduler(unpriced).view("r").cost is None
+
+
+def test_the_tokens_line_leaves_out_a_role_nothing_played() -> None:
+    used = {"persona": {"prompt_tokens": 120, "completion_tokens": 30, "calls": 2}}
+    idle = {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0}
+    assert tokens_label({**used, "agent": idle, "judge": idle}, {}) == "persona 120+30"
+    assert tokens_label({"judge": idle}, {}) == "none"
