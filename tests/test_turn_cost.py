@@ -9,6 +9,7 @@ from collections.abc import Callable
 from datetime import date
 
 from engine.models.base import Message
+from engine.models.scripted_persona import ScriptedPersonaModel
 from engine.models.tokens import TokenTally, count_tokens, is_estimate
 from engine.persona.context import Compacted, compact, compact_state, shorten_replies
 from engine.state import RunState
@@ -164,3 +165,19 @@ def test_a_history_edited_in_place_is_counted_again() -> None:
     assert count_tokens(state.persona_messages) < 600
     assert compact_state(state, "system", 2000, 500, lambda: "profile") is None
     assert compact("system", state.persona_messages, [0, 1, 2], 2000, 500, lambda: "profile") is None
+
+
+async def test_the_scripted_personas_prompt_usage_is_counted_once_per_message_and_right_after_a_cut() -> None:
+    model = ScriptedPersonaModel()
+    history: list[Message] = [{"role": "user", "content": "Your first phase:\n\n## Day 1\nSay: hello."}]
+
+    def chars(messages: list[Message]) -> int:
+        return sum(len(str(m.get("content") or "")) for m in messages)
+
+    for turn in range(30):
+        messages: list[Message] = [{"role": "system", "content": f"profile {'x' * turn}"}, *history]
+        assert model._prompt_chars(messages) == chars(messages)  # noqa: SLF001
+        history.append({"role": "assistant", "content": f"turn {turn}"})
+        if turn == 20:  # a compaction: a new, shorter history
+            history = history[-3:]
+    assert model._prompt_chars([]) == 0  # noqa: SLF001

@@ -76,6 +76,19 @@ class ScriptedPersonaModel:
         if unknown:
             raise ValueError(f"unknown slip {unknown[0]!r} (known: {', '.join(SLIPS)})")
         self.slips = slips
+        self._counted: tuple[int, Message | None, int] = (0, None, 0)  # see _prompt_chars
+
+    def _prompt_chars(self, messages: list[Message]) -> int:
+        """The characters of the prompt (its usage is a quarter of them), counted once per message: the first
+        message (the system prompt) is new each turn, the others a history that grows at its end."""
+        if not messages:
+            return 0
+        count, last, chars = self._counted
+        if not (1 < count <= len(messages) and messages[count - 1] is last):
+            count, chars = 1, 0  # another history (compacted, or another run's): count it all
+        chars += sum(len(str(m.get("content") or "")) for m in messages[count:])
+        self._counted = (len(messages), messages[-1], chars)
+        return chars + len(str(messages[0].get("content") or ""))
 
     async def complete(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> Completion:
         calls = self.decide(messages)
@@ -83,7 +96,7 @@ class ScriptedPersonaModel:
             ToolCall(id=f"call_{len(messages)}_{i}", name=n, arguments=json.dumps(a, ensure_ascii=False))
             for i, (n, a) in enumerate(calls)
         ]
-        text_in = sum(len(str(m.get("content") or "")) for m in messages)
+        text_in = self._prompt_chars(messages)
         return Completion(
             content=None,
             tool_calls=tool_calls,
