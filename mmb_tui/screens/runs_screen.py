@@ -52,6 +52,7 @@ class RunsScreen(Screen[None]):
         yield Static("", id="banner")
         yield RunsTable(id="runs")
         yield Dashboard(id="dashboard")
+        yield Static("", id="pager")
         with Horizontal(id="work"):
             self.transcripts = RunColumns(max_entries=self.max_entries, id="transcripts")
             yield self.transcripts
@@ -157,6 +158,9 @@ class RunsScreen(Screen[None]):
             ids, self.selected_run, count, self.zoomed, self.transcript_path, self.board.view
         ):
             self.board.remember_jump(run_id, columns.events_of(run_id))
+        pager = self.query_one("#pager", Static)
+        pager.update(columns.page_text)
+        pager.display = bool(columns.page_text)
         self._dirty = True
 
     def on_runs_table_run_selected(self, message: RunsTable.RunSelected) -> None:

@@ -1,5 +1,7 @@
 """The transcripts area: a column per shown run (side by side when wide, paged by the selected run, or one
-zoomed), with a line saying which page or run is shown."""
+zoomed), and the line saying which page or run is shown (``page_text``; the screen shows it above the area).
+The columns are its direct children: each container level above a transcript is composited again on every
+repaint of a scrolled transcript (``bench/tui_transcript.py``)."""
 
 from __future__ import annotations
 
@@ -7,8 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
-from textual.widgets import Static
+from textual.containers import Horizontal
 
 from engine.api import RunView
 from engine.events import Event
@@ -17,19 +18,18 @@ from mmb_tui.widgets.run_column import RunColumn
 MAX_COLUMNS = 4
 
 
-class RunColumns(Vertical):
+class RunColumns(Horizontal):
     """A fixed set of ``MAX_COLUMNS`` columns, composed once; ``show_runs`` binds them to runs."""
 
     def __init__(self, *, max_entries: int = 4000, id: str | None = None) -> None:
         super().__init__(id=id)
         self._max_entries = max_entries
         self._cache: list[RunColumn] = []
+        self.page_text = ""  # which page or run is shown; "" when every run is
 
     def compose(self) -> ComposeResult:
-        yield Static("", id="pager")
-        with Horizontal(id="columns"):
-            for index in range(MAX_COLUMNS):
-                yield RunColumn(max_entries=self._max_entries, id=f"column-{index}")
+        for index in range(MAX_COLUMNS):
+            yield RunColumn(max_entries=self._max_entries, id=f"column-{index}")
 
     @property
     def columns(self) -> list[RunColumn]:
@@ -85,7 +85,6 @@ class RunColumns(Vertical):
         return bound
 
     def _show_page(self, ids: list[str], shown: list[str], count: int, *, zoomed: bool) -> None:
-        pager = self.query_one("#pager", Static)
         pages = -(-len(ids) // count) if ids else 0
         text = ""
         if zoomed and shown:
@@ -96,5 +95,4 @@ class RunColumns(Vertical):
                 f"page {(first - 1) // count + 1}/{pages} · runs {first}–{first + len(shown) - 1} of "
                 f"{len(ids)} · [ ] move the selection · z zooms on one"
             )
-        pager.update(text)
-        pager.display = bool(text)
+        self.page_text = text
