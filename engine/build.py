@@ -48,14 +48,18 @@ def endpoint_of(config: Config, name: str) -> dict[str, str]:
 
 
 def load_run_benchmark(config: Config, run_id: str) -> Benchmark:
-    run_cfg = config.runs[run_id]
-    path = config.benchmark_path(run_cfg.benchmark)
+    return load_named_benchmark(config, config.runs[run_id].benchmark, f"runs.{run_id}.benchmark")
+
+
+def load_named_benchmark(config: Config, name: str, key: str) -> Benchmark:
+    """The benchmark ``name`` (a folder of ``benchmarks_dir`` or a path); ``BuildError`` naming ``key``."""
+    path = config.benchmark_path(name)
     if not path.is_dir():
-        raise BuildError(f"runs.{run_id}.benchmark: no benchmark folder {path}")
+        raise BuildError(f"{key}: no benchmark folder {path}")
     try:
         return load_benchmark(path)
     except BenchmarkError as exc:
-        raise BuildError(f"runs.{run_id}.benchmark: {exc.problems[0]} (run `mmb-tui validate`)") from None
+        raise BuildError(f"{key}: {exc.problems[0]} (run `mmb-tui validate`)") from None
 
 
 def build_run(

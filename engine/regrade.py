@@ -19,8 +19,8 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TextIO
 
-from engine.benchmark.model import Benchmark, BenchmarkError
-from engine.benchmark.validate import load_benchmark
+from engine.benchmark.model import Benchmark
+from engine.build import BuildError, load_named_benchmark
 from engine.config import Config
 from engine.events import EvaluationLogged, JudgeGraded, RunStarted
 from engine.judge_role import judge_evaluation, judge_key
@@ -81,13 +81,10 @@ def _benchmark(config: Config, run_id: str, name: str) -> Benchmark:
     """The run's benchmark as config.jsonc names it (else as its transcript does), for its planned checks."""
     configured = config.runs.get(run_id)
     key = f"runs.{run_id}.benchmark" if configured else f"the benchmark {name!r} of {run_id}'s transcript"
-    path = config.benchmark_path(configured.benchmark if configured else name)
-    if not path.is_dir():
-        raise RegradeError(f"{key}: no benchmark folder {path}")
     try:
-        return load_benchmark(path)
-    except BenchmarkError as exc:
-        raise RegradeError(f"{key}: {exc.problems[0]} (run `mmb-tui validate`)") from None
+        return load_named_benchmark(config, configured.benchmark if configured else name, key)
+    except BuildError as exc:
+        raise RegradeError(str(exc)) from None
 
 
 def _start_date(run_dir: Path, started: RunStarted) -> date:

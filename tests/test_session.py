@@ -55,8 +55,8 @@ def _report(tmp_path: Path) -> str:
     return path.read_text() if path.exists() else ""
 
 
-def test_a_hang_up_of_the_apps_terminal_leaves_the_run_playing_to_its_report(tmp_path: Path) -> None:
-    config = _config(tmp_path, latency=0.05)
+def _app_in_a_terminal(config: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """``mmb-tui run demo`` in a pseudo-terminal of its own; returns the process and the terminal's side."""
     master, slave = pty.openpty()
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "100", "LINES": "30"}
     app = subprocess.Popen(
@@ -69,6 +69,12 @@ def test_a_hang_up_of_the_apps_terminal_leaves_the_run_playing_to_its_report(tmp
         start_new_session=True,
     )
     os.close(slave)
+    return app, master
+
+
+def test_a_hang_up_of_the_apps_terminal_leaves_the_run_playing_to_its_report(tmp_path: Path) -> None:
+    config = _config(tmp_path, latency=0.05)
+    app, master = _app_in_a_terminal(config)
     try:
         _wait_for(lambda: _events(tmp_path) > 10, 60, "the run to get going in the app")
         assert app.poll() is None
@@ -87,18 +93,7 @@ def test_a_hang_up_of_the_apps_terminal_leaves_the_run_playing_to_its_report(tmp
 
 def test_d_hands_the_runs_to_a_background_process_and_gives_the_prompt_back(tmp_path: Path) -> None:
     config = _config(tmp_path, latency=0.05)
-    master, slave = pty.openpty()
-    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "100", "LINES": "30"}
-    app = subprocess.Popen(
-        [sys.executable, "-m", "mmb_tui.cli", "--config", str(config), "run", "demo"],
-        cwd=ROOT,
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        env=env,
-        start_new_session=True,
-    )
-    os.close(slave)
+    app, master = _app_in_a_terminal(config)
     threading.Thread(target=_drain, args=(master,), daemon=True).start()  # a terminal reads what it is sent
     try:
         _wait_for(lambda: _events(tmp_path) > 10, 60, "the run to get going in the app")
