@@ -153,6 +153,8 @@ class Config(_Strict):
     base_dir: Path = Field(default=Path("."), exclude=True)
     # made by expansion (``engine/expand.py``): a repeated run's or a matrix's name -> its runs
     groups: dict[str, Group] = Field(default_factory=dict, exclude=True)
+    # the repeats asked for on the command line (``run X --repeats N``): a reload reads the file with them
+    repeat_overrides: dict[str, int] = Field(default_factory=dict, exclude=True)
 
     def benchmark_path(self, name: str) -> Path:
         path = Path(name)
@@ -193,6 +195,7 @@ def parse_config(
         where = _key_path(expansion.declared(first["loc"]))
         raise ConfigError(f"{source}: {where}: {first['msg']}") from None
     config.groups = expansion.groups
+    config.repeat_overrides = dict(repeats or {})
     if base_dir is not None:
         config.base_dir = base_dir
     return config

@@ -179,14 +179,19 @@ class MmbApp(App[None]):
 
     def _try_load(self) -> Config | None:
         try:
-            return load_config(self.config_path)
+            return self._load()
         except ConfigError:
             return None
+
+    def _load(self) -> Config:
+        """config.jsonc as read now, with the repeats the command line asked for (``run X --repeats N``)."""
+        current = getattr(self.engine, "config", None)
+        return load_config(self.config_path, getattr(current, "repeat_overrides", None))
 
     async def reload_config(self) -> bool:
         """Re-read config.jsonc and hand it to the engine; an invalid edit only shows its error."""
         try:
-            config = load_config(self.config_path)
+            config = self._load()
             reload: Any = getattr(self.engine, "reload", None)
             if reload is not None:
                 await reload(config)

@@ -10,6 +10,7 @@ from tui_fakes import settle, wait_until
 
 from engine.clock import ManualClock
 from engine.config import load_config
+from engine.run_selection import select_runs
 from engine.scheduler import Scheduler
 from engine.transcript import read_events
 from mmb_tui.app import make_app
@@ -102,3 +103,16 @@ async def test_quitting_mid_run_then_the_next_app_resumes_it(tmp_path: Path) -> 
     started = [e for e in read_events(transcript) if e.kind == "run_started"]
     assert [e.resumed for e in started] == [False, True]
     assert "Check coverage: 6/6" in (tmp_path / "results" / "report.md").read_text()
+
+
+async def test_a_reload_keeps_the_repeats_the_command_line_asked_for(tmp_path: Path) -> None:
+    config_path = _config(tmp_path)
+    config, run_ids = select_runs(config_path, ["demo-1"], repeats=3)
+    assert run_ids == ["demo-1.r1", "demo-1.r2", "demo-1.r3"]
+    scheduler = Scheduler(config, tune=fast)
+    app = make_app(scheduler, config_path, clock_frozen=True, watch=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        assert await app.reload_config()  # as after an edit of config.jsonc
+        await settle(pilot)
+        assert scheduler.run_ids() == run_ids
+        assert app.query_one(RunsTable).run_ids == run_ids
