@@ -7,7 +7,6 @@ imports ``adapters`` itself.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import inspect
 import os
@@ -20,6 +19,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, Field
 
 from engine.clock import Clock
+from engine.config import did_you_mean
 from engine.models.base import ChatModel, Usage
 
 # --- what goes over the interface -----------------------------------------------------------------
@@ -269,8 +269,7 @@ def resolve(name: str) -> type[AgentAdapter]:
         return _import(BUILTIN[name])
     if ":" in name:
         return _import(name)
-    close = difflib.get_close_matches(name, names(), n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
+    hint = did_you_mean(name, names())
     raise UnknownAdapter(
         f"unknown agent {name!r}; {hint}built-in: {', '.join(names())}, or package.module:Class"
     )

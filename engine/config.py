@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -14,6 +15,12 @@ from engine.expand import ExpandError, Group, expand
 
 class ConfigError(Exception):
     """A one-line error naming the file and the key path."""
+
+
+def did_you_mean(name: str, known: list[str]) -> str:
+    """``"did you mean 'x'? "`` for the known name closest to a mistyped ``name``, else ``""``."""
+    close = difflib.get_close_matches(name, known, n=1)
+    return f"did you mean {close[0]!r}? " if close else ""
 
 
 class _Strict(BaseModel):

@@ -7,7 +7,6 @@ with an ``error``, never an exception. A score of ``PASS_SCORE`` (7/10) or more 
 from __future__ import annotations
 
 import asyncio
-import difflib
 import json
 import math
 import re
@@ -15,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from engine.config import Config
+from engine.config import Config, did_you_mean
 from engine.models.base import ChatModel, Message, ModelError
 from engine.models.rules_judge import judge as rules_judge
 from engine.models.usage import UsageMeter
@@ -166,7 +165,5 @@ def make_judge(name: str | None, config: Config | None, meter: UsageMeter | None
 
     if spec is None and not is_scripted_name(name):
         known = [*known_model_names(config), RULES_JUDGE]
-        close = difflib.get_close_matches(name, known, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ModelError(f"unknown model {name!r} ({hint}known: {', '.join(known)})")
+        raise ModelError(f"unknown model {name!r} ({did_you_mean(name, known)}known: {', '.join(known)})")
     return ModelJudge(make_model(name, config or Config(), "judge", meter))

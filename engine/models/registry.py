@@ -6,10 +6,9 @@ Built-in scripted names need no config entry and may carry a fault plan (``fault
 
 from __future__ import annotations
 
-import difflib
 import importlib
 
-from engine.config import Config, ModelSpec
+from engine.config import Config, ModelSpec, did_you_mean
 from engine.models.base import ChatModel, ModelError, Role
 from engine.models.faults import FaultyModel, parse_scripted_name
 from engine.models.usage import MeteredModel, UsageMeter
@@ -82,9 +81,7 @@ def make_model(name: str, config: Config, role: Role, meter: UsageMeter | None =
                 f"(scripted: {', '.join(SCRIPTED_MODELS)})"
             )
         known = known_model_names(config)
-        close = difflib.get_close_matches(name, known, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ModelError(f"unknown model {name!r} ({hint}known: {', '.join(known)})")
+        raise ModelError(f"unknown model {name!r} ({did_you_mean(name, known)}known: {', '.join(known)})")
     model_name, latency = scripted
     model = make_scripted(model_name, latency)
     model.name = name
