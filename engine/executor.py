@@ -25,8 +25,10 @@ from engine.run_lock import RunLock
 from engine.run_parts import RunSettings
 
 GB = 1024**3
+# the agent's processes (peak measured by bench/agent_footprint.py: openclaw 1.55 GB, hermes 0.17 GB) plus the
+# actor's own engine (~0.18 GB, bench/ray_placement.py)
 AGENT_RESOURCES: dict[str, dict[str, float]] = {
-    "openclaw": {"num_cpus": 1.0, "memory": 1.5 * GB},
+    "openclaw": {"num_cpus": 1.0, "memory": 1.75 * GB},
     "hermes": {"num_cpus": 0.5, "memory": 0.4 * GB},
 }
 DEFAULT_RESOURCES: dict[str, float] = {"num_cpus": 0.1, "memory": 0.25 * GB}  # chatbot, endpoints, scripted
