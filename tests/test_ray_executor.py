@@ -214,6 +214,30 @@ def test_the_command_line_plays_a_run_on_ray_offline(
     assert "Check coverage: 6/6" in (config.results_path() / "report.md").read_text()
 
 
+def test_a_matrix_plays_on_ray_from_the_command_line_with_its_summary_entries(
+    ray: Any, tmp_path: Path
+) -> None:
+    shutil.copytree(ROOT / "benchmarks" / "demo", tmp_path / "benchmarks" / "demo")
+    agents = [
+        "chatbot",
+        {"name": "short", "agent": "chatbot", "model": "scripted/recall", "max_reply_chars": 200},
+    ]
+    raw = {
+        "executor": {"kind": "ray"},  # no address: the local instance (started by this module's fixture)
+        "matrices": {"study": {"agents": agents, "benchmarks": ["demo"], "repeats": 2}},
+    }
+    (tmp_path / "config.jsonc").write_text(json.dumps(raw))
+    assert main(["--config", str(tmp_path / "config.jsonc"), "run", "--matrix", "study", "--headless"]) == 0
+    config = load_config(tmp_path / "config.jsonc")
+    runs = config.groups["study"].runs
+    assert len(runs) == 4 and all(load_state(config.results_path() / r / "state.json") for r in runs)
+    for run_id in runs:
+        state = load_state(config.results_path() / run_id / "state.json")
+        assert state is not None and state.finished and len(state.evaluations) == 6
+    report = (config.results_path() / "report.md").read_text()
+    assert report.count("Summary of 2 runs:") == 2  # one per agent x benchmark cell
+
+
 def test_resources_come_from_the_run_then_the_executor_then_the_agent(tmp_path: Path) -> None:
     config = _config(tmp_path, runs=2, kind="ray", resources={"num_cpus": 0.5})
     config.runs["r1"].resources = ResourcesConfig.model_validate({"memory": "1.5 GB"})
