@@ -7,7 +7,7 @@ the check's question, its correct answer and the agent's verbatim replies — ne
 — and the persona is not told. The grade is a ``judge_graded`` event kept in the run's state per check,
 journaled on the same line as the persona's grade, so a checkpoint holds both or neither: a kill between
 them replays both. An evaluation found without its judge grade (the judge added to the config of a run
-already under way) is graded when the run resumes. A judge that fails (a call that failed after its
+already under way), or whose judge gave none, is graded when the run resumes. A judge that fails (a call that failed after its
 retries, a reply that could not be read, a bug of its own) gives an event with its ``error``, shown and
 reported, never a crash. Its tokens are metered under the role ``judge``.
 """
@@ -96,11 +96,12 @@ class RunJudge:
         return event
 
     async def grade_pending(self) -> int:
-        """Grade every evaluation left without a judge grade of it; how many there were."""
+        """Grade every evaluation left without a judge grade of it, or whose judge gave none (a failed call
+        may not fail again after a restart); how many there were."""
         assert self._recorder is not None, "RunJudge.attach first"
         state = self._recorder.state
         current = current_grades(state.evaluations.values(), state.judge_grades)
-        pending = [check_id for check_id in state.evaluations if check_id not in current]
+        pending = [c for c in state.evaluations if c not in current or current[c].score is None]
         for check_id in pending:
             await self.grade(check_id)
         return len(pending)

@@ -254,6 +254,19 @@ async def test_a_judge_added_to_a_played_run_grades_its_evaluations_when_it_resu
     assert len([e for e in events(config, "r") if isinstance(e, JudgeGraded)]) == len(judged)
 
 
+async def test_a_judge_that_gave_no_grade_grades_again_when_the_run_resumes(tmp_path: Path) -> None:
+    failing = make_config(tmp_path, FULL, judge={"model": "scripted/recall"})  # replies no JSON grade
+    run = await play(failing, "r")
+    assert run.state.judge_grades and all(g.score is None for g in run.state.judge_grades.values())
+    failures = [e for e in events(failing, "r") if isinstance(e, JudgeGraded)]
+    run = await play(make_config(tmp_path, FULL, judge={"model": "scripted/judge"}), "r")
+    assert run.state.judge_grades.keys() == run.state.evaluations.keys()
+    assert all(g.score is not None and g.judge == "scripted/judge" for g in run.state.judge_grades.values())
+    graded = [e for e in events(failing, "r") if isinstance(e, JudgeGraded)]
+    assert graded[: len(failures)] == failures  # the failures stay on record, each check graded once more
+    assert sorted(g.check_id for g in graded[len(failures) :]) == sorted(run.state.evaluations)
+
+
 def test_an_unknown_judge_model_is_an_error_naming_its_key(tmp_path: Path) -> None:
     models = {"deepseek-flash": {"model": "deepseek-chat", "base_url": "http://127.0.0.1:9/v1"}}
     config = make_config(tmp_path, FULL, models=models, judge={"model": "deepseek-flsh"})
