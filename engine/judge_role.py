@@ -7,9 +7,9 @@ the check's question, its correct answer and the agent's verbatim replies — ne
 — and the persona is not told. The grade is a ``judge_graded`` event kept in the run's state per check,
 journaled on the same line as the persona's grade, so a checkpoint holds both or neither: a kill between
 them replays both. An evaluation found without its judge grade (the judge added to the config of a run
-already under way), or whose judge gave none, is graded when the run resumes. A judge that fails (a call that failed after its
-retries, a reply that could not be read, a bug of its own) gives an event with its ``error``, shown and
-reported, never a crash. Its tokens are metered under the role ``judge``.
+already under way), or whose judge gave none, is graded when the run resumes. A judge that fails (a call
+that failed after its retries, a reply that could not be read, a bug of its own) gives an event with its
+``error``, shown and reported, never a crash. Its tokens are metered under the role ``judge``.
 """
 
 from __future__ import annotations
