@@ -131,6 +131,15 @@ async def test_ten_runs_on_ray_end_as_the_same_runs_played_locally(ray: Any, tmp
         assert [e for r, e in seen.events if r == run_id] == ray_events  # the observers had each event, once
 
 
+async def _start(config: Config) -> tuple[Scheduler, _Events]:
+    """A scheduler over ``config`` that has started ``r0``, and the events its observers see."""
+    scheduler = Scheduler(config, tune=fast)
+    seen = _Events()
+    scheduler.add_observer(seen)
+    await scheduler.start("r0")
+    return scheduler, seen
+
+
 async def test_a_killed_actor_is_replaced_and_its_run_ends_the_same_without_an_event_twice(
     ray: Any,
     tmp_path: Path,
@@ -138,10 +147,7 @@ async def test_a_killed_actor_is_replaced_and_its_run_ends_the_same_without_an_e
     local = _config(tmp_path / "local", latency=0.03)  # the same config but for where it plays
     await _play(local)
     config = _config(tmp_path / "ray", kind="ray", latency=0.03)
-    scheduler = Scheduler(config, tune=fast)
-    seen = _Events()
-    scheduler.add_observer(seen)
-    await scheduler.start("r0")
+    scheduler, seen = await _start(config)
     await _until(lambda: seen.count("r0") >= 10)
     assert (await scheduler.command("r0", Pause())).ok  # operator commands reach the actor
     await _until(lambda: scheduler.view("r0").status == "paused")
@@ -167,10 +173,7 @@ async def test_a_killed_actor_is_replaced_and_its_run_ends_the_same_without_an_e
 
 async def test_with_no_restarts_left_the_run_ends_crashed_with_why(ray: Any, tmp_path: Path) -> None:
     config = _config(tmp_path, kind="ray", latency=0.03, max_restarts=0)
-    scheduler = Scheduler(config, tune=fast)
-    seen = _Events()
-    scheduler.add_observer(seen)
-    await scheduler.start("r0")
+    scheduler, seen = await _start(config)
     await _until(lambda: seen.count("r0") >= 20)
     ray.kill(scheduler.slots["r0"].placed.actor)
 
@@ -190,10 +193,7 @@ async def test_a_run_stopped_on_ray_resumes_locally_to_the_same_end(ray: Any, tm
     local = _config(tmp_path / "local", latency=0.03)  # the same config but for where it plays
     await _play(local)
     config = _config(tmp_path / "ray", kind="ray", latency=0.03)
-    scheduler = Scheduler(config, tune=fast)
-    seen = _Events()
-    scheduler.add_observer(seen)
-    await scheduler.start("r0")
+    scheduler, seen = await _start(config)
     await _until(lambda: seen.count("r0") >= 30)
     await scheduler.stop("r0")
     assert await scheduler.wait() == {"r0": TerminationReason.STOPPED}
