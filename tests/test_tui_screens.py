@@ -18,7 +18,7 @@ from tui_fakes import Scene, settle, write_config
 from engine.api import RunView
 from engine.benchmark.model import Fact
 from engine.commands import NextPhase, Pause, Resume
-from engine.events import MARKERS, MessageSent, RunEnded, TerminationReason
+from engine.events import MARKERS, MessageSent, RunEnded, RunStarted, TerminationReason
 from mmb_tui.app import MmbApp
 from mmb_tui.cli import main
 from mmb_tui.screens.confirm_screen import ConfirmScreen
@@ -364,3 +364,23 @@ def test_the_app_without_a_terminal_says_to_use_headless(
                 root.removeHandler(handler)
                 handler.close()
     assert "--headless" in capsys.readouterr().err
+
+
+async def test_a_resume_cuts_the_shown_events_back_to_its_checkpoint_and_shows_the_replay(
+    scene: Scene,
+) -> None:
+    app = scene.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        view = _column(app).transcript
+        last = view.events[-1].n
+        kept = [e.n for e in view.events if e.n <= last - 4]
+        scene.engine._n["chatbot-1"] = last - 4  # the checkpoint: the file was cut back after event last-4
+        scene.engine.emit("chatbot-1", RunStarted(run_id="chatbot-1", benchmark="b", agent="a", resumed=True))
+        scene.engine.emit("chatbot-1", MessageSent(text="said again after the resume"))
+        await settle(pilot)
+        assert [e.n for e in view.events] == [*kept, last - 3, last - 2]
+        assert (
+            view.events[-1].kind == "message_sent" and view.events[-1].text == "said again after the resume"
+        )
+        assert "said again after the resume" in _screen_text(app)

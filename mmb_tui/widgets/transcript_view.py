@@ -145,7 +145,12 @@ class TranscriptView(TailScrollView, can_focus=True):
         width = self.content_width()
         for event in pending:
             if event.n and event.n <= self._last_n:
-                continue  # already loaded from the file
+                if event.kind != "run_started":
+                    continue  # already loaded from the file
+                self._cut_back(
+                    event.n
+                )  # a resume cut the transcript back to its checkpoint: replayed from here
+                first_new_line = 0
             self._last_n = max(self._last_n, event.n)
             self._uid += 1
             entry = Entry(self._uid, event, folded_lines(event))
@@ -156,6 +161,14 @@ class TranscriptView(TailScrollView, can_focus=True):
             self._trim()
             first_new_line = 0
         self._update_size(follow=self.following, changed_from=first_new_line)
+
+    def _cut_back(self, n: int) -> None:
+        """Forget the events from number ``n`` on (the file no longer has them); the cursor leaves them."""
+        while self._entries and self._entries[-1].event.n >= n:
+            self._entries.pop()
+        self._last_n = self._entries[-1].event.n if self._entries else 0
+        self._cursor = None
+        self._rebuild()
 
     def _trim(self) -> None:
         cursor_entry = self._visible[self._cursor] if self._cursor is not None else None
