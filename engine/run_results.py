@@ -14,8 +14,8 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.benchmark.model import Benchmark, BenchmarkError
-from engine.benchmark.validate import load_benchmark
+from engine.benchmark.model import Benchmark
+from engine.build import BuildError, load_named_benchmark
 from engine.config import Config, RunConfig
 from engine.events import EvaluationLogged
 from engine.expand import repeat_base
@@ -129,13 +129,14 @@ def load_result(
     if state is None:
         return None
     run_cfg = run_config(config, run_id)
-    folder = config.benchmark_path(run_cfg.benchmark if run_cfg is not None else state.benchmark)
+    name = run_cfg.benchmark if run_cfg is not None else state.benchmark
+    folder = config.benchmark_path(name)
     cache = benchmarks if benchmarks is not None else {}
     if folder not in cache:
         try:
-            cache[folder] = load_benchmark(folder)
-        except BenchmarkError as exc:
-            raise ResultError(f"{run_id}: its benchmark {folder}: {exc.problems[0]}") from None
+            cache[folder] = load_named_benchmark(config, name, f"{run_id}: its benchmark {name!r}")
+        except BuildError as exc:
+            raise ResultError(str(exc)) from None
     planned = {c.id: list(c.types) for c in cache[folder].checks()}
     tokens = {
         role: {
