@@ -9,8 +9,9 @@ from datetime import date
 
 from rich.console import Console, Group, RenderableType
 from rich.padding import Padding
+from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
+from rich.text import Span, Text
 from textual.strip import Strip
 
 from engine.events import Event
@@ -69,17 +70,26 @@ def day_line(day: str) -> Text:
     return Text(f"── {label} ──", style="bold dim", no_wrap=True, overflow="ellipsis", end="")
 
 
+def one_line(console: Console, style: Style, text: Text, width: int) -> Strip:
+    """``text`` as one line of ``width`` cells, cropped with an ellipsis, on ``style``: what
+    ``console.render_lines`` makes of it, without its wrapping machinery (a folded line is rendered for every
+    appended event). Tabs and line breaks take that machinery."""
+    if "\t" in text.plain or "\n" in text.plain:
+        options = console.options.update(width=width, no_wrap=True, overflow="ellipsis")
+        return Strip(console.render_lines(text, options, style=style)[0]).adjust_cell_length(width, style)
+    cropped = text.copy()
+    cropped.truncate(width, overflow="ellipsis")
+    if cropped.style:  # a base style is a span under the others (``Text.render`` leaves it out)
+        cropped = Text(cropped.plain, spans=[Span(0, len(cropped), cropped.style), *cropped.spans])
+    return Strip(Segment.apply_style(cropped.render(console), style)).adjust_cell_length(width, style)
+
+
 def entry_strips(console: Console, style: Style, entry: Entry, width: int, query: str) -> list[Strip]:
     """The lines of ``entry`` at ``width``: folded (each line cropped) or expanded (wrapped), after a date
     line when it opens a day, with ``query`` highlighted."""
-    options = console.options.update(width=width, no_wrap=True, overflow="ellipsis")
-
-    def line(text: Text) -> Strip:
-        return Strip(console.render_lines(text, options, style=style)[0]).adjust_cell_length(width, style)
-
-    strips = [line(day_line(day_of(entry.event)))] if entry.day_break else []
+    strips = [one_line(console, style, day_line(day_of(entry.event)), width)] if entry.day_break else []
     if not entry.expanded:
-        return strips + [line(highlighted(text, query)) for text in entry.folded]
+        return strips + [one_line(console, style, highlighted(text, query), width) for text in entry.folded]
     head, rest = expanded_parts(entry.event)
     renderable: RenderableType = highlighted(head, query)
     if rest is not None:

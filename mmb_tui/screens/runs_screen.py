@@ -15,6 +15,7 @@ from textual.widgets import Footer, Static
 
 from engine.api import EngineApi, RunView
 from engine.events import Event
+from mmb_tui.front_compositor import FrontCompositor
 from mmb_tui.run_board import RunBoard
 from mmb_tui.widgets.dashboard import Dashboard
 from mmb_tui.widgets.phase_pane import PhasePane
@@ -41,6 +42,7 @@ class RunsScreen(Screen[None]):
 
     def __init__(self, engine: EngineApi, results_dir: Path, *, clock_frozen: bool = False) -> None:
         super().__init__()
+        self._compositor = FrontCompositor()  # a transcript's repaint renders only what shows
         self.engine = engine
         self.results_dir = results_dir
         self.clock_frozen = clock_frozen
