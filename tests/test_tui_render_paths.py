@@ -55,13 +55,16 @@ async def _same_as_textual(pilot: Pilot[None]) -> list[str]:
 
 async def test_the_runs_screen_paints_what_textuals_compositor_paints_in_every_layout(scene: Scene) -> None:
     app = scene.app()
-    async with app.run_test(size=(130, 36)) as pilot:
+    async with app.run_test(size=(130, 36), notifications=True) as pilot:
         assert await _same_as_textual(pilot) == []  # three columns side by side, the runs table above
         for key in ("v", "o", "z", "v"):  # the phase pane, the dashboard, one zoomed column, no phase pane
             await pilot.press(key)
             assert await _same_as_textual(pilot) == [], f"after {key}"
         await pilot.press("slash")  # a column's prompt open under its transcript
         assert await _same_as_textual(pilot) == []
+        app.notify("A toast over the transcripts", timeout=60)  # a layer above the rest
+        assert await _same_as_textual(pilot) == []
+        assert any(type(w).__name__ == "Toast" for w in app.screen._compositor.visible_widgets)
 
 
 async def test_a_repaint_renders_only_the_widgets_that_show_in_it(scene: Scene) -> None:
