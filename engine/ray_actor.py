@@ -14,7 +14,7 @@ import tempfile
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from engine.agents import AdapterError, UnknownAdapter, resolve
 from engine.api import RunView
@@ -31,6 +31,8 @@ from engine.state import StateError
 PULL_WAIT = 2.0  # seconds a pull waits for something to ship
 POLL = 0.25  # seconds between looks at the folder when no event came (a checkpoint lands without one)
 COALESCE = 0.05  # a burst of events costs one shipment
+SCRATCH_PREFIX = "mmb-run-"  # the actors' scratch folders in a node's temp folder
+LEASE = ".mmb-actor.lease"  # in a scratch folder, locked by its actor while it lives
 
 
 @dataclass
@@ -68,6 +70,40 @@ def install_agent(name: str) -> None:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def take_scratch(run_id: str) -> tuple[Path, IO[str]]:
+    """A new scratch folder for ``run_id`` in this node's temp folder, and the open lease file whose lock says
+    an actor plays there (released when its process dies, however it dies). The folders of actors that died
+    (Ray replaced them, or the node ran out of memory) are removed first. A folder gets its name only once its
+    lease is held, so a folder being made is never taken for an abandoned one."""
+    parent = Path(tempfile.gettempdir())
+    remove_abandoned(parent)
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in run_id)
+    making = Path(tempfile.mkdtemp(prefix=".mmb-new-", dir=parent))
+    lease = open(making / LEASE, "a")  # noqa: SIM115 - held for the actor's life
+    fcntl.flock(lease, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    scratch = parent / f"{SCRATCH_PREFIX}{safe}-{making.name.removeprefix('.mmb-new-')}"
+    making.rename(scratch)
+    return scratch, lease
+
+
+def remove_abandoned(parent: Path) -> list[Path]:
+    """Remove the scratch folders under ``parent`` whose lease no live actor holds; return them."""
+    removed = []
+    for folder in parent.glob(f"{SCRATCH_PREFIX}*"):
+        try:
+            lease = open(folder / LEASE)  # noqa: SIM115 - closed below
+        except OSError:  # not an actor's folder (no lease), or not ours to open
+            continue
+        with lease:
+            try:
+                fcntl.flock(lease, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # its actor lives
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
 class RunActor:
     """Plays one run on a Ray node, in a scratch folder made from the head's files (used as a Ray actor)."""
 
@@ -80,8 +116,7 @@ class RunActor:
         run_files: dict[str, bytes],
         bench_files: dict[str, bytes],
     ) -> None:
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in run_id)
-        self.scratch = Path(tempfile.mkdtemp(prefix=f"mmb-{safe}-"))
+        self.scratch, self._lease = take_scratch(run_id)
         here = {"base_dir": self.scratch, "results_dir": "results", "benchmarks_dir": "benchmarks"}
         self.config = config.model_copy(update=here)
         bench_dir = self.config.benchmark_path(config.runs[run_id].benchmark)
@@ -158,3 +193,4 @@ class RunActor:
 
     def close(self) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)
+        self._lease.close()
