@@ -4,14 +4,17 @@ head's ``results/<run>/``, so the head's files are byte for byte what a local ru
 The player's side is a ``FolderWatcher``: what changed since the last shipment the head acknowledged (a lost
 one is sent again, merged into the next), read as one consistent moment: ``state.json`` is looked at before and
 after the rest, and everything is read again when a checkpoint landed in between (a newer checkpoint may have
-pruned the journal the older one names). A file that only grew since it was shipped (same inode, the bytes
-before its old end unchanged: the transcript, the journal, an agent's log) sends what was appended; any other
-change sends the whole file; a small file changed twice within the file system's timestamp tick is caught by
-its digest. New report entries (the player's own ``report.md``) travel as entries.
+pruned the journal the older one names). A file that only grew since it was shipped (same inode, its first
+bytes and the bytes before its old end unchanged: the transcript, the journal, an agent's log) sends what was
+appended; a file rewritten in place (an agent's SQLite: its header changes with every write) sends the whole
+file the first time, then, if it is big, only the ``BLOCK``s that changed; any other change sends the whole
+file; a small file changed twice within the file system's timestamp tick is caught by its digest. New report
+entries (the player's own ``report.md``) travel as entries.
 
-The head's side is ``apply_changes``, in the order a local run writes: appended and whole files (synced when a
-checkpoint comes with them, as the journal is before ``state.json`` names it), then the report entries (once
-each), then ``state.json`` (atomically), then what was removed (journals a newer checkpoint replaced). A
+The head's side is ``apply_changes``, in the order a local run writes: appended, whole and patched files (a
+patched copy replaces the file; all synced when a checkpoint comes with them, as the journal is before
+``state.json`` names it), then the report entries (once each), then ``state.json`` (atomically), then what was
+removed (journals a newer checkpoint replaced). A
 shipment applied twice changes nothing the second time, so the head's folder is one complete checkpoint at
 every moment, and a run played there can be resumed anywhere.
 """
@@ -21,9 +24,10 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from engine.events import Event, parse_event
@@ -39,6 +43,8 @@ SKIPPED = frozenset({LOCK_NAME, SOCKET_NAME})  # each process has its own
 TAIL = 64  # bytes before a file's old end that must be unchanged for an append
 RACY_NS = 2_000_000_000  # a file modified this recently may change again without its stat changing
 RACY_MAX = 1024 * 1024  # … and is then compared by digest when it is this small
+BLOCK = 16 * 1024  # a file rewritten in place (an agent's SQLite) travels as the blocks that changed …
+PATCH_MIN = 4 * BLOCK  # … once it is this big
 TEMP_PREFIX = ".mmb-sync-"  # a whole file being replaced at the head
 _ENTRY = re.compile(rb"\n?(.*?\xf0\x9f\x93\x8a Entry: [0-9a-f]+\n)", re.DOTALL)  # ends "📊 Entry: <id>"
 
@@ -49,6 +55,8 @@ class FileChange:
     offset: int  # ``data`` goes here and what followed is cut; 0 for a whole file
     data: bytes
     whole: bool = False  # replaces the file (atomically)
+    patch: tuple[tuple[int, bytes], ...] | None = None  # or: these ranges rewritten in the head's file, …
+    size: int = 0  # … cut or grown to ``size`` (atomically: a patched copy replaces it)
 
 
 @dataclass
@@ -72,6 +80,8 @@ class _Seen:
     ino: int
     tail: bytes  # its last ``TAIL`` bytes
     digest: bytes | None  # of its whole content, when it was read whole
+    head: bytes  # its first ``TAIL`` bytes (a file that grew is an append only if they and ``tail`` stayed)
+    blocks: tuple[bytes, ...] = ()  # each ``BLOCK``'s digest, once it was rewritten in place (big enough)
 
 
 def _skipped(relative: str) -> bool:
@@ -155,9 +165,10 @@ class FolderWatcher:
         for relative, stat in _files(self.run_dir).items():
             with open(self.run_dir / relative, "rb") as handle:
                 small = stat.st_size <= RACY_MAX
+                head = b"" if small else handle.read(TAIL)
                 handle.seek(0 if small else stat.st_size - TAIL)
                 data = handle.read()
-            seen[relative] = _seen(stat, data, whole=small)
+            seen[relative] = _seen(stat, data, whole=small, head=head)
         return seen
 
     def changes(self, acked: int) -> tuple[int, Changes]:
@@ -200,19 +211,35 @@ class FolderWatcher:
             data = path.read_bytes()  # modified within the tick: its stat cannot tell
             if _digest(data) == old.digest:
                 return None, old
-            return FileChange(relative, 0, data, whole=True), _seen(stat, data, whole=True)
-        if old is not None and ino == old.ino and size > old.size:
+            return FileChange(relative, 0, data, whole=True), _seen(stat, data, whole=True, blocks=True)
+        in_place = old is not None and ino == old.ino
+        if old is not None and in_place and size > old.size and not old.blocks:
             start = old.size - len(old.tail)
             with open(path, "rb") as handle:
+                head = handle.read(len(old.head))
                 handle.seek(start)
                 data = handle.read(size - start)
-            if data[: len(old.tail)] == old.tail:
+            if head == old.head and data[: len(old.tail)] == old.tail:
                 appended = data[len(old.tail) :]
-                tail = (old.tail + appended)[-TAIL:]
-                new = _Seen(old.size + len(appended), mtime, ino, tail, None)
+                new = _Seen(
+                    old.size + len(appended),
+                    mtime,
+                    ino,
+                    (old.tail + appended)[-TAIL:],
+                    None,
+                    (old.head + appended[:TAIL])[:TAIL],
+                )
                 return FileChange(relative, old.size, appended), new
         data = path.read_bytes()
-        return FileChange(relative, 0, data, whole=True), _seen(stat, data, whole=True)
+        seen = _seen(stat, data, whole=True, blocks=in_place)
+        if old is not None and old.blocks and seen.blocks:
+            if seen.blocks == old.blocks and seen.size == old.size:
+                return None, seen  # touched, not changed
+            change = _patch(relative, data, old.blocks, seen.blocks)
+            if change.patch and change.patch[0][0] >= old.size // BLOCK * BLOCK and size >= old.size:
+                seen = replace(seen, blocks=())  # it grew at its end: told from its head and tail again
+            return change, seen
+        return FileChange(relative, 0, data, whole=True), seen
 
     def _new_entries(self) -> tuple[list[str], int]:
         """Report entries appended since the acknowledged shipment, and the report's length they end at."""
@@ -231,10 +258,38 @@ class FolderWatcher:
         return entries, self._report_base + end
 
 
-def _seen(stat: os.stat_result, data: bytes, whole: bool) -> _Seen:
-    """``data``: the whole file, or (``whole`` false) at least its tail."""
+def _seen(stat: os.stat_result, data: bytes, whole: bool, head: bytes = b"", blocks: bool = False) -> _Seen:
+    """``data``: the whole file, or (``whole`` false) at least its tail, ``head`` then its first bytes;
+    ``blocks``: it was rewritten in place (appends are cheaper to tell for the files that only grow)."""
     size = len(data) if whole else stat.st_size
-    return _Seen(size, stat.st_mtime_ns, stat.st_ino, data[-TAIL:], _digest(data) if whole else None)
+    digest = _digest(data) if whole else None
+    first = data[:TAIL] if whole else head
+    digests = _blocks(data) if whole and blocks and size >= PATCH_MIN else ()
+    return _Seen(size, stat.st_mtime_ns, stat.st_ino, data[-TAIL:], digest, first, digests)
+
+
+def _blocks(data: bytes) -> tuple[bytes, ...]:
+    view = memoryview(data)
+    return tuple(
+        hashlib.blake2b(view[start : start + BLOCK], digest_size=16).digest()
+        for start in range(0, len(data), BLOCK)
+    )
+
+
+def _patch(relative: str, data: bytes, old: tuple[bytes, ...], new: tuple[bytes, ...]) -> FileChange:
+    """``data`` as the runs of blocks that differ from ``old`` (or the whole file, when most of it does)."""
+    patch: list[tuple[int, bytes]] = []
+    run_start: int | None = None
+    for index in range(len(new) + 1):
+        changed = index < len(new) and (index >= len(old) or new[index] != old[index])
+        if changed and run_start is None:
+            run_start = index
+        elif not changed and run_start is not None:
+            patch.append((run_start * BLOCK, data[run_start * BLOCK : index * BLOCK]))
+            run_start = None
+    if sum(len(piece) for _, piece in patch) * 2 > len(data):
+        return FileChange(relative, 0, data, whole=True)
+    return FileChange(relative, 0, b"", patch=tuple(patch), size=len(data))
 
 
 def _digest(data: bytes) -> bytes | None:
@@ -289,6 +344,16 @@ def _write(run_dir: Path, change: FileChange) -> Path:
         fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
         with os.fdopen(fd, "wb") as handle:
             handle.write(change.data)
+        os.replace(tmp, path)
+        return path
+    if change.patch is not None:  # the head's file is the version the blocks were compared with
+        fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
+        with os.fdopen(fd, "r+b") as handle, open(path, "rb") as old:
+            shutil.copyfileobj(old, handle)
+            handle.truncate(change.size)
+            for offset, piece in change.patch:
+                handle.seek(offset)
+                handle.write(piece)
         os.replace(tmp, path)
         return path
     with open(path, "r+b" if path.exists() else "wb") as handle:

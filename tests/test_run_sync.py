@@ -3,8 +3,10 @@ report entries arrive in order, a lost shipment is sent again, a shipment applie
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import sqlite3
 from pathlib import Path
 
 from engine_helpers import make_config, play
@@ -122,3 +124,67 @@ async def test_a_resume_snapshot_is_cut_back_to_the_checkpoint(tmp_path: Path) -
     with open(run_dir / "transcript.jsonl", "ab") as handle:
         handle.write(b'{"kind": "err')  # a line being written is left for the next look
     assert new_events(run_dir / "transcript.jsonl", end) == ([], end)
+
+
+def _sqlite(path: Path, rows: range) -> None:
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute("CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, text TEXT)")
+        db.executemany("INSERT OR REPLACE INTO notes VALUES (?, ?)", [(i, f"note {i} " * 40) for i in rows])
+
+
+def test_an_agents_sqlite_database_changed_in_place_arrives_intact(tmp_path: Path) -> None:
+    # an agent's memory (OpenClaw's SQLite): pages rewritten in place, the file growing, the header changing
+    player, head, player_report, head_report = _folders(tmp_path)
+    _sqlite(player / "agent" / "memory.sqlite", range(200))
+    shutil.copy2(player / "agent" / "memory.sqlite", head / "agent" / "memory.sqlite")
+    watcher, seq = FolderWatcher(player, player_report), 0
+    for rows in (range(200, 260), range(10, 12), range(0, 400)):  # grows; two rows rewritten; most rewritten
+        _sqlite(player / "agent" / "memory.sqlite", rows)
+        seq, changes = watcher.changes(seq)
+        apply_changes(head, head_report, changes)
+        apply_changes(head, head_report, changes)  # again: nothing changes
+        assert read_tree(head) == read_tree(player), f"after rows {rows}"
+        with contextlib.closing(sqlite3.connect(head / "agent" / "memory.sqlite")) as db:
+            assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+            assert db.execute("SELECT count(*) FROM notes").fetchone() == (max(rows.stop, 260),)
+    size = (player / "agent" / "memory.sqlite").stat().st_size
+    _sqlite(player / "agent" / "memory.sqlite", range(5, 6))  # one row: a few pages of a large file travel
+    seq, changes = watcher.changes(seq)
+    (change,) = changes.files
+    assert change.patch is not None and 0 < sum(len(piece) for _, piece in change.patch) <= size // 4
+    apply_changes(head, head_report, changes)
+    assert read_tree(head) == read_tree(player)
+
+
+def test_a_file_rewritten_at_its_start_and_grown_is_not_taken_for_an_append(tmp_path: Path) -> None:
+    player, head, player_report, head_report = _folders(tmp_path)
+    (player / "agent" / "counter.bin").write_bytes(b"version 1\n" + b"x" * 100)
+    watcher = FolderWatcher(player, player_report)
+    seq, changes = watcher.changes(0)  # a new file: whole
+    apply_changes(head, head_report, changes)
+    with open(player / "agent" / "counter.bin", "r+b") as handle:  # in place: the inode stays
+        handle.write(b"version 2\n")
+        handle.seek(0, os.SEEK_END)
+        handle.write(b"more")
+    _, changes = watcher.changes(seq)
+    apply_changes(head, head_report, changes)
+    assert (head / "agent" / "counter.bin").read_bytes() == b"version 2\n" + b"x" * 100 + b"more"
+
+
+def test_a_file_rewritten_once_then_appended_to_goes_back_to_sending_its_appends(tmp_path: Path) -> None:
+    # the chatbot's history: rewritten when a run resumes, then only appended to
+    player, head, player_report, head_report = _folders(tmp_path)
+    history = player / "agent" / "chatbot.jsonl"
+    watcher = FolderWatcher(player, player_report)
+    history.write_bytes(b'{"m": "an old line"}\n' * 8000)  # rewritten in place: the inode stays
+    seq, changes = watcher.changes(0)
+    assert [change.whole for change in changes.files] == [True]
+    apply_changes(head, head_report, changes)
+    for line in range(3):
+        with open(history, "ab") as handle:
+            handle.write(b'{"m": "new"}\n')
+        seq, changes = watcher.changes(seq)
+        (change,) = changes.files
+        assert line == 0 or (change.patch is None and not change.whole)  # an append again after one patch
+        apply_changes(head, head_report, changes)
+        assert read_tree(head) == read_tree(player)
