@@ -272,7 +272,18 @@ async def test_host_tools_can_be_switched_on(
     # the control: the same forced call runs when the run asks for host tools
     adapter = make_tool_adapter(model="tools", hermes_host_tools=True)
     await adapter.create_session("shell")
-    await ask(adapter, f"MMB-CALL terminal {json.dumps({'command': f'touch {tmp_path}/ran'})}")
+    text = f"MMB-CALL terminal {json.dumps({'command': f'touch {tmp_path}/ran'})}"
+    try:
+        await ask(adapter, text)
+    except AdapterError as exc:
+        # Hermes 0.19 has now and then (2 clean-clone runs in 6, never alone) closed this turn's connection
+        # with no response and nothing in its logs; a run then revives the agent and asks its session whether
+        # the message arrived before sending it again, as here (the tool must still run, and only once)
+        assert "disconnected without sending a response" in str(exc), exc
+        await adapter.close()
+        await adapter.create_session("shell")
+        if await adapter.check_delivery(text) == "absent":
+            await ask(adapter, text)
     assert "terminal" in set().union(*tool_model.offered)
     assert (tmp_path / "ran").exists()
 
