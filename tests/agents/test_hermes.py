@@ -276,9 +276,9 @@ async def test_host_tools_can_be_switched_on(
     try:
         await ask(adapter, text)
     except AdapterError as exc:
-        # Hermes 0.19 has now and then (2 of the last 4 clean-clone runs, never alone) closed this turn's connection
-        # with no response and nothing in its logs; a run then revives the agent and asks its session whether
-        # the message arrived before sending it again, as here (the tool must still run, and only once)
+        # Hermes 0.19 has now and then (2 of the last 4 clean-clone runs, never alone) closed this turn's
+        # connection with no response and nothing in its logs; a run then revives the agent and asks its
+        # session whether the message arrived before sending it again, as here (the tool must still run)
         assert "disconnected without sending a response" in str(exc), exc
         await adapter.close()
         await adapter.create_session("shell")
