@@ -103,6 +103,8 @@ def run_config(
             "bind": "loopback",
             "auth": {"mode": "token", "token": "${OPENCLAW_GATEWAY_TOKEN}"},  # the token: env only
             "http": {"endpoints": {"chatCompletions": {"enabled": True}}},
+            # no browser UI: it unpacked 54 MB (1,555 files) of assets into every run's folder
+            "controlUi": {"enabled": False},
         },
         "models": {
             "mode": "merge",

@@ -68,6 +68,8 @@ async def test_round_trip_and_memory_across_a_reset_conversation(make_adapter: F
     folder = adapter.snapshot_memory("phase-2")
     assert folder is not None and "Zorblax" in (folder / "MEMORY.md").read_text()
     assert folder == adapter.ctx.run_dir / "memory" / "phase-2"
+    files = [path for path in adapter.ctx.run_dir.rglob("*") if path.is_file()]
+    assert len(files) < 200, "the run folder holds more than the agent's state (its browser UI's assets?)"
 
 
 async def test_full_reset_and_virtual_time(make_adapter: Factory) -> None:
