@@ -32,6 +32,7 @@ PULL_WAIT = 2.0  # seconds a pull waits for something to ship
 POLL = 0.25  # seconds between looks at the folder when no event came (a checkpoint lands without one)
 COALESCE = 0.05  # a burst of events costs one shipment
 SCRATCH_PREFIX = "mmb-run-"  # the actors' scratch folders in a node's temp folder
+MAKING_PREFIX = ".mmb-new-"  # a scratch folder until its lease is held (never taken for an abandoned one)
 LEASE = ".mmb-actor.lease"  # in a scratch folder, locked by its actor while it lives
 
 
@@ -78,10 +79,10 @@ def take_scratch(run_id: str) -> tuple[Path, IO[str]]:
     parent = Path(tempfile.gettempdir())
     remove_abandoned(parent)
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in run_id)
-    making = Path(tempfile.mkdtemp(prefix=".mmb-new-", dir=parent))
+    making = Path(tempfile.mkdtemp(prefix=MAKING_PREFIX, dir=parent))
     lease = open(making / LEASE, "a")  # noqa: SIM115 - held for the actor's life
     fcntl.flock(lease, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    scratch = parent / f"{SCRATCH_PREFIX}{safe}-{making.name.removeprefix('.mmb-new-')}"
+    scratch = parent / f"{SCRATCH_PREFIX}{safe}-{making.name.removeprefix(MAKING_PREFIX)}"
     making.rename(scratch)
     return scratch, lease
 

@@ -14,9 +14,8 @@ entries (the player's own ``report.md``) travel as entries.
 The head's side is ``apply_changes``, in the order a local run writes: appended, whole and patched files (a
 patched copy replaces the file; all synced when a checkpoint comes with them, as the journal is before
 ``state.json`` names it), then the report entries (once each), then ``state.json`` (atomically), then what was
-removed (journals a newer checkpoint replaced). A
-shipment applied twice changes nothing the second time, so the head's folder is one complete checkpoint at
-every moment, and a run played there can be resumed anywhere.
+removed (journals a newer checkpoint replaced). A shipment applied twice changes nothing the second time, so
+the head's folder is one complete checkpoint at every moment, and a run played there can be resumed anywhere.
 """
 
 from __future__ import annotations
@@ -340,20 +339,18 @@ def apply_changes(run_dir: Path, report: Path, changes: Changes) -> None:
 def _write(run_dir: Path, change: FileChange) -> Path:
     path = _inside(run_dir, change.path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    if change.whole:
+    if change.whole or change.patch is not None:  # a new file replaces it, atomically
         fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(change.data)
-        os.replace(tmp, path)
-        return path
-    if change.patch is not None:  # the head's file is the version the blocks were compared with
-        fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
-        with os.fdopen(fd, "r+b") as handle, open(path, "rb") as old:
-            shutil.copyfileobj(old, handle)
-            handle.truncate(change.size)
-            for offset, piece in change.patch:
-                handle.seek(offset)
-                handle.write(piece)
+        with os.fdopen(fd, "r+b") as handle:
+            if change.patch is None:
+                handle.write(change.data)
+            else:  # the head's file is the version the blocks were compared with
+                with open(path, "rb") as old:
+                    shutil.copyfileobj(old, handle)
+                handle.truncate(change.size)
+                for offset, piece in change.patch:
+                    handle.seek(offset)
+                    handle.write(piece)
         os.replace(tmp, path)
         return path
     with open(path, "r+b" if path.exists() else "wb") as handle:
