@@ -7,8 +7,8 @@ outside the region. Their lines are rendered, divided at the cuts and thrown awa
 followed transcript. Here a widget is rendered only if its visible part meets the region and is not wholly
 behind one widget in front of it: the frame painted is the same (the widget in front fills every cut there
 first, and cuts outside the region are not painted), at a third of the work. ``RunsScreen`` uses it; Textual is
-pinned exactly (this overrides its private ``_get_renders``) and ``tests/test_front_compositor.py`` compares
-it with Textual's on whole screens.
+pinned exactly (this overrides its private ``_get_renders``) and ``tests/test_tui_render_paths.py`` compares
+it with Textual's on whole screens and on each widget's region.
 """
 
 from __future__ import annotations

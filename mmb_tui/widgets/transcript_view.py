@@ -147,9 +147,8 @@ class TranscriptView(TailScrollView, can_focus=True):
             if event.n and event.n <= self._last_n:
                 if event.kind != "run_started":
                     continue  # already loaded from the file
-                self._cut_back(
-                    event.n
-                )  # a resume cut the transcript back to its checkpoint: replayed from here
+                # a resume cut the transcript back to its checkpoint: replayed from here
+                self._cut_back(event.n)
                 first_new_line = 0
             self._last_n = max(self._last_n, event.n)
             self._uid += 1
