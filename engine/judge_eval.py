@@ -7,14 +7,16 @@ A case file is JSON Lines, one labeled answer per line::
 
 ``check``, ``question``, ``expected`` and ``answer`` are strings, ``correct`` is true or false (would a careful
 human pass it); ``score`` (0-10, the human's grade), ``type`` (one of the benchmarks' check types, or several
-separated by commas: ``"AGG, NEG"``) and ``note`` (free text, e.g. the trap the answer falls into) are optional.
-A bad line is a one-line error naming ``file:line`` and the field; nothing is judged then.
+separated by commas: ``"AGG, NEG"``), ``kind`` (a short label of what the answer does, shared by cases alike:
+``"stale value"``, ``"hedge"``, ``"shown working"``, ``"non-answer"``…) and ``note`` (free text) are optional.
+A bad line is a one-line error naming ``file:line`` and the field; nothing is judged then. The shipped cases
+(``DEFAULT_CASES``, ``engine/models/judge_cases.jsonl``, beside the rules judge) are read when no file is given.
 
 Each answer is graded 0-10 by a judge (``engine/models/judges.py``): the rules judge (``scripted/judge``,
 offline, the default) or a configured OpenAI-compatible model with the persona's grading rules; a score of
 ``PASS_SCORE`` (7) or more counts as correct. The output gives agreement, false accepts (judged correct, labeled wrong) and false rejects
-(judged wrong, labeled correct) overall and per check type, lists every disagreement, and ends with the
-line ``agreement: 96.7% (145/150)``. A judge reply that cannot be read is an error, counted as a
+(judged wrong, labeled correct) overall, per check type and per case kind, lists every disagreement, and ends
+with the line ``agreement: 96.7% (145/150)``. A judge reply that cannot be read is an error, counted as a
 disagreement and listed, never a crash.
 """
 
@@ -37,6 +39,7 @@ from engine.models.usage import UsageMeter
 from engine.sanitize import printable
 
 _REQUIRED = ("check", "question", "expected", "answer", "correct")
+DEFAULT_CASES = Path(__file__).resolve().parent / "models" / "judge_cases.jsonl"
 
 
 class CaseError(Exception):
@@ -60,6 +63,7 @@ class Case:
     score: float | None = None
     types: tuple[str, ...] = ()
     note: str = ""
+    kind: str = ""
 
 
 # --- reading cases -------------------------------------------------------------------------------
@@ -95,6 +99,9 @@ def _parse_case(raw: Any, line: int) -> Case | str:
     note = raw.get("note", "")
     if not isinstance(note, str):
         return "note: must be a string"
+    kind = raw.get("kind", "")
+    if not isinstance(kind, str) or ("kind" in raw and not kind.strip()):
+        return "kind: must be a non-empty string"
     return Case(
         line=line,
         check=raw["check"].strip(),
@@ -105,6 +112,7 @@ def _parse_case(raw: Any, line: int) -> Case | str:
         score=None if score is None else float(score),
         types=types,
         note=note,
+        kind=" ".join(kind.split()),
     )
 
 
@@ -179,6 +187,11 @@ class Evaluation:
         present = [t for t in CHECK_TYPES if any(t in case.types for case, _ in self.graded)]
         return {t: _tally((c, g) for c, g in self.graded if t in c.types) for t in present}
 
+    def by_kind(self) -> dict[str, Tally]:
+        """A tally per case kind, in the order kinds first appear; cases without a kind are in none."""
+        kinds = dict.fromkeys(case.kind for case, _ in self.graded if case.kind)
+        return {k: _tally((c, g) for c, g in self.graded if c.kind == k) for k in kinds}
+
     def disagreements(self) -> list[tuple[Case, Grade]]:
         return [(c, g) for c, g in self.graded if g.score is None or g.passed != c.correct]
 
@@ -208,11 +221,25 @@ async def evaluate(cases: list[Case], case_judge: Judge, concurrency: int = 4) -
 # --- printing ------------------------------------------------------------------------------------
 
 
-def _row(label: str, tally: Tally) -> str:
+def _row(label: str, tally: Tally, width: int = 8) -> str:
     return (
-        f"  {label:<8} {tally.cases:>5}  {tally.agreement():<18} "
+        f"  {label:<{width}} {tally.cases:>5}  {tally.agreement():<18} "
         f"{tally.false_accepts:>13}  {tally.false_rejects:>13}  {tally.errors:>6}"
     )
+
+
+def _header(label: str, width: int = 8) -> str:
+    counts = f"{'false accepts':>13}  {'false rejects':>13}  {'errors':>6}"
+    return f"  {label:<{width}} {'cases':>5}  {'agreement':<18} {counts}"
+
+
+def _kind_table(evaluation: Evaluation) -> list[str]:
+    """Agreement per case kind (none when no case has a kind)."""
+    kinds = evaluation.by_kind()
+    if not kinds:
+        return []
+    width = max(8, *(len(k) for k in kinds))
+    return ["", _header("kind", width)] + [_row(kind, tally, width) for kind, tally in kinds.items()]
 
 
 def _outcome(case: Case, grade: Grade) -> str:
@@ -236,10 +263,11 @@ def format_report(evaluation: Evaluation, source: str, notes: list[str] | None =
         f"judge-eval: {source}: {total.cases} cases, judge {evaluation.judge} "
         f"(a score of {PASS_SCORE:g}/10 or more counts as correct)",
         "",
-        f"  {'type':<8} {'cases':>5}  {'agreement':<18} {'false accepts':>13}  {'false rejects':>13}  {'errors':>6}",
+        _header("type"),
     ]
     lines += [_row(kind, tally) for kind, tally in evaluation.by_type().items()]
     lines.append(_row("all", total))
+    lines += _kind_table(evaluation)
     score = _score_line(evaluation)
     if score:
         lines += ["", score]
@@ -251,9 +279,10 @@ def format_report(evaluation: Evaluation, source: str, notes: list[str] | None =
         label = "correct" if case.correct else "wrong"
         if case.score is not None:
             label += f", {case.score:g}/10"
+        about = "; ".join(x for x in (case.kind, case.note) if x)
         lines += [
             f"- line {case.line}: {case.check}{kinds}: {_outcome(case, grade)} — labeled {label}, judged {judged}"
-            + (f" ({case.note})" if case.note else ""),
+            + (f" ({about})" if about else ""),
             f"    question: {_one_line(case.question)}",
             f"    expected: {_one_line(case.expected)}",
             f"    answer:   {_one_line(case.answer)}",
@@ -263,20 +292,32 @@ def format_report(evaluation: Evaluation, source: str, notes: list[str] | None =
     return lines
 
 
+def _shown(path: Path) -> str:
+    """A path as given, the shipped cases relative to the working directory when they are under it."""
+    if path != DEFAULT_CASES:
+        return str(path)
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def _one_line(text: str) -> str:
     return printable(" ".join(text.split()))
 
 
 def main_judge_eval(
-    cases: Path,
+    cases: Path | None,
     judge: str | None,
     config: Config | None,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
-    """``mmb-tui judge-eval --cases FILE.jsonl [--judge MODEL]``: 0 when evaluated, 2 for bad input."""
+    """``mmb-tui judge-eval [--cases FILE.jsonl] [--judge MODEL]`` (the shipped cases by default): 0 when
+    evaluated, 2 for bad input."""
     out = out or sys.stdout
     err = err or sys.stderr
+    cases = cases or DEFAULT_CASES
     try:
         loaded = read_cases(cases)
     except CaseError as exc:
@@ -296,5 +337,5 @@ def main_judge_eval(
         if used.calls
         else []
     )
-    print("\n".join(format_report(evaluation, str(cases), tokens)), file=out)
+    print("\n".join(format_report(evaluation, _shown(cases), tokens)), file=out)
     return 0

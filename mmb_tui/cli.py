@@ -53,7 +53,9 @@ def _parser() -> argparse.ArgumentParser:
         "judge-eval", help="measure a judge against labeled answers (agreement, false accepts/rejects)"
     )
     judge_eval.add_argument(
-        "--cases", required=True, metavar="FILE.jsonl", help="labeled answers, one per line"
+        "--cases",
+        metavar="FILE.jsonl",
+        help="labeled answers, one per line (default: the shipped cases, engine/models/judge_cases.jsonl)",
     )
     judge_eval.add_argument(
         "--judge", metavar="MODEL", help="a model of config.jsonc (default: scripted/judge)"
@@ -112,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             from engine.judge_eval import main_judge_eval
 
             config = _config(args.config) if Path(args.config).exists() else None
-            return main_judge_eval(Path(args.cases), args.judge, config)
+            return main_judge_eval(Path(args.cases) if args.cases else None, args.judge, config)
         if args.command == "serve-scripted":
             from engine.models.server import main_serve
 

@@ -112,9 +112,12 @@ def test_the_shipped_demo_plays_at_a_pace_a_person_can_follow() -> None:
 
 
 def test_judge_eval_runs_offline_and_ends_with_the_agreement(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["judge-eval", "--cases", str(ROOT / "benchmarks" / "judge_cases.jsonl")]) == 0
+    assert main(["judge-eval"]) == 0  # the shipped cases, beside the rules judge
+    default = capsys.readouterr().out
+    assert "judge_cases.jsonl: " in default.splitlines()[0] and "\n  kind " in default
+    assert main(["judge-eval", "--cases", str(ROOT / "engine" / "models" / "judge_cases.jsonl")]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
-    assert last.startswith("agreement: ") and "%" in last
+    assert last.startswith("agreement: ") and "%" in last and last == default.strip().splitlines()[-1]
 
 
 def test_detach_without_runs_says_how_to_name_them(capsys: pytest.CaptureFixture[str]) -> None:

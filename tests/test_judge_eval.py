@@ -17,7 +17,7 @@ from engine.benchmark.model import CHECK_TYPES
 from engine.benchmark.templates import render_templates
 from engine.benchmark.validate import load_benchmark
 from engine.config import Config, ModelSpec
-from engine.judge_eval import evaluate, format_report, main_judge_eval, read_cases
+from engine.judge_eval import DEFAULT_CASES, evaluate, format_report, main_judge_eval, read_cases
 from engine.models.base import Completion, Message, ModelError, ToolSchema
 from engine.models.judges import (
     PASS_SCORE,
@@ -29,17 +29,22 @@ from engine.models.judges import (
     make_judge,
     parse_judge_reply,
 )
-from engine.models.rules_judge import judge
 from engine.models.server import start_server
 
 ROOT = Path(__file__).resolve().parent.parent
-SHIPPED = ROOT / "benchmarks" / "judge_cases.jsonl"
+SHIPPED = ROOT / "engine" / "models" / "judge_cases.jsonl"
 HOLDOUT = ROOT / "tests" / "judge_holdout.jsonl"
 # the day each set renders the date templates of a benchmark from (multiday has none in its answers)
 TODAY = {SHIPPED: {"max": date(2026, 5, 18)}, HOLDOUT: {"max": date(2026, 9, 7), "demo": date(2026, 6, 10)}}
 
 
-def run_eval(path: Path, judge_name: str | None = None, config: Config | None = None) -> tuple[int, str, str]:
+# the kinds of answer issue 21 added, each labeled both ways in both sets
+NEW_KINDS = ("non-answer", "shown working", "competing figure", "list of options", "weekday for the day")
+
+
+def run_eval(
+    path: Path | None, judge_name: str | None = None, config: Config | None = None
+) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     code = main_judge_eval(path, judge_name, config, out=out, err=err)
     return code, out.getvalue(), err.getvalue()
@@ -77,20 +82,38 @@ def test_the_rules_judge_agrees_with_the_shipped_labels_on_at_least_95_percent()
 
 
 def test_the_rules_judge_does_well_on_the_held_out_set_it_was_not_tuned_on() -> None:
-    assert agreement(HOLDOUT) >= 0.90
+    assert agreement(HOLDOUT) >= 0.95
+
+
+@pytest.mark.parametrize("path", [SHIPPED, HOLDOUT])
+def test_both_sets_label_the_new_kinds_both_ways(path: Path) -> None:
+    """Non-answers, shown working, competing figures, lists of options and weekdays: right and wrong."""
+    cases = read_cases(path)
+    for kind in NEW_KINDS:
+        assert {c.correct for c in cases if c.kind == kind} == {True, False}, kind
+
+
+def test_the_shipped_cases_live_beside_the_judge_and_benchmarks_holds_only_benchmarks() -> None:
+    """`mmb-tui validate benchmarks/*` finds nothing there but benchmark folders."""
+    assert DEFAULT_CASES == SHIPPED and SHIPPED.exists()
+    for entry in (ROOT / "benchmarks").iterdir():
+        assert (entry / "benchmark.json").exists(), entry
 
 
 def test_the_shipped_set_covers_every_check_type_adversarially() -> None:
     cases = read_cases(SHIPPED)
     assert len(cases) >= 150
     assert {t for c in cases for t in c.types} == set(CHECK_TYPES)
-    adversarial = [c for c in cases if c.note != "plain"]
+    assert all(c.kind for c in cases)
+    adversarial = [c for c in cases if c.kind != "plain"]
     assert len(adversarial) * 2 >= len(cases)
-    notes = Counter(c.note for c in cases)
+    kinds = Counter(c.kind for c in cases)
     for trap in ("stale value", "middle of an edit chain", "VOID answered with a figure or detail", "hedge"):
-        assert notes[trap] >= 5, trap
+        assert kinds[trap] >= 5, trap
     for trap in ("partial answer", "sum shown as its parts", "number format", "don't know for a told fact"):
-        assert notes[trap] >= 5, trap
+        assert kinds[trap] >= 5, trap
+    for trap in NEW_KINDS:
+        assert kinds[trap] >= 4, trap
     assert Counter(c.correct for c in cases)[False] >= len(cases) // 3
 
 
@@ -138,12 +161,14 @@ def test_the_report_gives_agreement_false_accepts_and_rejects_per_type_and_ends_
     path = write_cases(
         tmp_path / "cases.jsonl",
         [
-            case("score 10", True, type="RECALL"),
+            case("score 10", True, type="RECALL", kind="plain"),
             case("score 8", False, type="RECALL", note="stale value"),  # false accept
-            case("score 2", True, type="AGG, NEG"),  # false reject
-            case("score 0", False, type="AGG"),
+            case(
+                "score 2", True, type="AGG, NEG", kind="shown working", note="72 km × 3 EUR"
+            ),  # false reject
+            case("score 0", False, type="AGG", kind="shown working"),
             case("broken", True, type="VOID"),  # a judge error
-            case("score 7", True),  # no type; 7 is the pass mark
+            case("score 7", True, kind="plain"),  # no type; 7 is the pass mark
         ],
     )
     evaluation = asyncio.run(evaluate(read_cases(path), ScoreFromAnswer()))
@@ -158,9 +183,19 @@ def test_the_report_gives_agreement_false_accepts_and_rejects_per_type_and_ends_
     assert rows["VOID"][1:] == ["1", "0.0%", "(0/1)", "0", "0", "1"]
     assert rows["all"][1:] == ["6", "50.0%", "(3/6)", "1", "1", "1"]
     assert "HIST" not in rows and "SERIES" not in rows
+    start = lines.index(
+        next(line for line in lines if line.startswith("  kind "))
+    )  # per case kind, as first seen
+    kind_rows = lines[start + 1 : lines.index("", start)]
+    assert [" ".join(r.split()[:-6]) for r in kind_rows] == ["plain", "shown working"]
+    assert kind_rows[0].split()[1:] == ["2", "100.0%", "(2/2)", "0", "0", "0"]
+    assert kind_rows[1].split()[2:] == ["2", "50.0%", "(1/2)", "0", "1", "0"]
     assert "disagreements: 3" in text
     assert "- line 2: max 20.10 [RECALL]: false accept — labeled wrong, judged 8/10 (stale value)" in text
-    assert "- line 3: max 20.10 [AGG, NEG]: false reject — labeled correct, judged 2/10" in text
+    assert (
+        "- line 3: max 20.10 [AGG, NEG]: false reject — labeled correct, judged 2/10 (shown working; 72 km × 3 EUR)"
+        in text
+    )
     assert "- line 5: max 20.10 [VOID]: judge error — labeled correct, judged no grade" in text
     assert "    judge:    malformed JSON" in text
     assert "    answer:   score 8" in text and "    expected: 50 g." in text
@@ -182,6 +217,22 @@ def test_the_command_prints_the_report_with_the_rules_judge_by_default(tmp_path:
     assert run_eval(path, "offline", config)[1].splitlines()[-1] == "agreement: 66.7% (2/3)"
 
 
+def test_without_a_case_file_the_shipped_cases_are_evaluated_with_a_table_per_kind() -> None:
+    code, out, err = run_eval(None)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[0].startswith("judge-eval: ")
+    assert f"judge_cases.jsonl: {len(read_cases(SHIPPED))} cases, judge scripted/judge" in out.splitlines()[0]
+    for kind in NEW_KINDS:
+        assert f"\n  {kind} " in out, kind
+    assert out.splitlines()[-1] == "agreement: 100.0% ({0}/{0})".format(len(read_cases(SHIPPED)))
+
+
+def test_a_case_file_without_kinds_prints_no_kind_table(tmp_path: Path) -> None:
+    path = write_cases(tmp_path / "cases.jsonl", [case("50 g.", True), case("55 g.", False)])
+    code, out, _ = run_eval(path)
+    assert code == 0 and "  kind " not in out and out.splitlines()[-1] == "agreement: 100.0% (2/2)"
+
+
 # --- bad input -----------------------------------------------------------------------------------
 
 
@@ -199,6 +250,8 @@ def test_bad_lines_are_one_line_errors_naming_file_line_and_field(tmp_path: Path
         json.dumps({**good, "score": 9, "correct": False}),
         json.dumps({**good, "question": ""}),
         "[1, 2]",
+        json.dumps({**good, "kind": " "}),
+        json.dumps({**good, "kind": ["hedge"]}),
     ]
     path.write_text("\n".join(lines) + "\n")
     code, out, err = run_eval(path)
@@ -212,6 +265,8 @@ def test_bad_lines_are_one_line_errors_naming_file_line_and_field(tmp_path: Path
         f"{path}:8: score: 9 contradicts correct: false (a score of 7 or more is correct)",
         f"{path}:9: question: must be a non-empty string",
         f"{path}:10: (line): not a JSON object",
+        f"{path}:11: kind: must be a non-empty string",
+        f"{path}:12: kind: must be a non-empty string",
     ]
 
 
@@ -334,45 +389,3 @@ def test_make_judge_picks_the_rules_judge_offline() -> None:
     assert isinstance(make_judge(None, None), RulesJudge)
     assert isinstance(make_judge("scripted/judge", None), RulesJudge)
     assert isinstance(make_judge("scripted/recall", None), ModelJudge)
-
-
-# --- the rules judge, rule by rule ---------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("question", "expected", "reply", "score"),
-    [
-        ("What's the total?", "$5,400.", "$5,100 plus $300 delivery.", 10),  # a sum shown as its parts
-        ("What's the total?", "$5,400.", "5.400 $", 10),
-        ("What's the total?", "$5,400.", "five thousand four hundred dollars", 10),
-        ("What's the total?", "$5,400.", "$5,400 — $5,100 of goods and $300 of delivery.", 10),
-        ("What's the total?", "$5,400.", "$5,400 or $5,100, I'm not sure.", 0),  # a hedge
-        ("What's the total?", "$5,400.", "It was $5,100; now it's $5,400.", 10),  # history said as such
-        ("What's the total?", "$5,400.", "It was $5,400; now it's $5,100.", 0),  # the stale value as current
-        ("What was it before the rise?", "$42 per m².", "$42, later raised to $55.", 10),
-        ("What was it before the rise?", "$42 per m².", "$55 now; it was $42 before.", 10),
-        ("How big was it?", "5.0 × 4.0 m, 20 m².", "5 by 4 metres.", 10),  # factors state the product
-        ("What's the size now?", "5.2 × 4.0 m (20.8 m²).", "20.8 m².", 0),  # the parenthesis is context
-        ("Which car and what deposit?", "RAV4, $500 deposit.", "The RAV4.", 5),  # two parts
-        ("Which days?", "Tuesdays and Thursdays.", "Tue and Fri.", 5),
-        ("When is it?", "28 May 2026.", "May 28th", 10),
-        ("When is it?", "28 May 2026.", "On 1 June.", 0),
-        ("What's my time?", "27:40.", "27 minutes 40 seconds", 10),
-        ("What's the tariff?", "you never told me the tariff.", "You never told me the tariff.", 10),
-        ("What's the tariff?", "you never told me the tariff.", "It's $0.28 per kWh.", 0),
-        ("What's the tariff?", "you never told me the tariff.", "Not on record; probably about 0.28.", 0),
-        ("What colour is it?", "you never told me the colour.", "Silver.", 0),
-    ],
-)
-def test_rules(question: str, expected: str, reply: str, score: float) -> None:
-    assert judge(question, expected, reply).score == score
-
-
-def test_a_dont_know_for_a_told_fact_scores_0_and_is_flagged_for_attempt_2() -> None:
-    verdict = judge("How much food?", "50 g.", "I'm not sure you ever told me that.")
-    assert verdict.score == 0 and verdict.dont_know
-
-
-def test_the_rules_judge_is_fast_on_a_long_hostile_reply() -> None:
-    reply = " ".join(f"${i:,} plus {i % 9} × ${i % 997} or maybe" for i in range(1, 3000))
-    assert judge("What's the total?", "$5,400.", reply).score == 0

@@ -6,9 +6,10 @@ three digits after a point or a comma may also be a decimal: both readings are k
 ``May 28th, 2026``, ``Thursday, 28 May`` and ``2026-05-28`` are one date (the year is not compared);
 ``27:40`` and ``27 min 40 s`` one time; ``142/95`` one reading. Units are folded to one spelling
 (``kilometres`` → ``km``, ``dollars`` → ``$``); a bare number joined to a figure by "or", "and", "by",
-"×" or a dash takes its unit ("either 55 or 50 g": two weights). ``Clauses`` cuts a text at punctuation,
-dashes and "but" (never inside a figure); ``addends`` and ``subset_sum`` add figures up ("5 × $90" is one
-addend, 450).
+"×" or a dash takes its unit ("either 55 or 50 g": two weights), except a count times a price ("5 × $90": 5
+stays a count). ``Clauses`` cuts a text at punctuation, dashes and "but" (never inside a figure); ``addends``
+and ``subset_sum`` add figures up ("5 × $90" is one addend, 450). ``key_words`` gives a text's content words
+(stemmed), ``weekdays`` the weekdays it names.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ _TIME = re.compile(
 )
 _READING = re.compile(r"\b(?P<a>\d{2,3})/(?P<b>\d{2,3})\b")
 _CURRENCY = r"[$€£]"
+_MONEY = ("$", "€", "£")
 _CURRENCY_WORD = r"(?:usd|us dollars|dollars?|bucks|eur|euros?)\b"
 _NUMBER = re.compile(
     rf"(?P<cur>{_CURRENCY})?\s?"
@@ -85,6 +87,13 @@ _NUMBER_WORDS = re.compile(
 _DURATION = re.compile(r"\b(?:a|one|1)\s+(week|fortnight)\b|\b(\d+)\s+(weeks?|fortnights?)\b", re.IGNORECASE)
 _PRODUCT = re.compile(r"\s*(?:×|x|\*|by|at)\s*", re.IGNORECASE)
 _CLAUSE_BREAK = re.compile(r"[;:!?()\[\]—]|\.(?!\d)|,(?!\d)|\s[–-]\s|\bbut\b", re.IGNORECASE)
+_WEEKDAY_WORD = re.compile(rf"\b(?:{'|'.join(WEEKDAY_NAMES)})s?\b", re.IGNORECASE)
+_STOP = set(
+    "the a an and or of to in on at for with by from is are was were be been it its this that these those "
+    "we our my me i you your he she they them his her their as about into than then there here what which "
+    "who when where how much many per not no yes do did done so but if also just only one all any each "
+    "around roughly approximately nearly almost".split()
+)
 
 
 @dataclass(frozen=True)
@@ -99,6 +108,35 @@ class Figure:
 
     def same(self, other: Figure) -> bool:
         return bool(self.keys & other.keys)
+
+
+def stem(word: str) -> str:
+    """A word folded for comparison: lower case, a plural made singular, a short weekday made whole."""
+    w = word.lower().strip("'")
+    if w in WEEKDAY_SHORT:
+        return next(day for day in WEEKDAY_NAMES if day.startswith(w[:3]))
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    if w.endswith("s") and not w.endswith("ss") and len(w) > 3:
+        return w[:-1]
+    return w
+
+
+def key_words(text: str) -> list[str]:
+    """The content words of a text, stemmed, in order, each once (no stop words, none shorter than 3)."""
+    found = [stem(w) for w in re.findall(r"[A-Za-zÀ-ÿ][A-Za-zÀ-ÿ0-9'-]{1,}", text)]
+    return list(dict.fromkeys(w for w in found if w not in _STOP and len(w) > 2))
+
+
+def weekdays(text: str, figures: list[Figure] | None = None) -> list[tuple[str, int, int]]:
+    """The weekdays a text names (whole names, lower case) with their spans; with ``figures``, only those
+    outside every figure (a weekday of "Tuesday, 10 March" belongs to its date)."""
+    spans = [(f.start, f.end) for f in figures or []]
+    return [
+        (stem(m.group(0)), m.start(), m.end())
+        for m in _WEEKDAY_WORD.finditer(text)
+        if not any(s <= m.start() < e for s, e in spans)
+    ]
 
 
 def number_key(value: float) -> str:
@@ -247,6 +285,8 @@ def _inherit_shapes(text: str, figures: list[Figure]) -> list[Figure]:
                     month = sorted(result[j].keys)[0][5:7]
                     if 1 <= day <= 31:
                         result[i] = replace(figure, keys=frozenset({f"date:{month}-{day:02d}"}), shape="date")
+                elif result[j].shape in _MONEY and _PRODUCT.fullmatch(text[left.end : right.start]):
+                    pass  # "5 × $90": a count times a price
                 elif result[j].shape not in ("time", "reading"):
                     result[i] = replace(figure, shape=result[j].shape)
                 break

@@ -1,7 +1,8 @@
 """The judges behind one ``grade`` interface: the rules judge (``scripted/judge``, offline, the one the scripted
 persona uses) and any chat model graded with the judge prompt — the persona's grading rules (read from
-``engine/persona/system.md``) and a JSON answer, parsed robustly: a reply that cannot be read is a ``Grade``
-with an ``error``, never an exception. A score of ``PASS_SCORE`` (7/10) or more counts as correct.
+``engine/persona/system.md``, where they are written once and which the rules judge implements) and a JSON
+answer, parsed robustly: a reply that cannot be read is a ``Grade`` with an ``error``, never an exception. A
+score of ``PASS_SCORE`` (7/10) or more counts as correct.
 """
 
 from __future__ import annotations
@@ -85,16 +86,6 @@ def judge_messages(question: str, expected: str, answer: str) -> list[Message]:
         "You grade one answer of an AI assistant to a question about what its user told it earlier.\n"
         'Grade it from 0 to 10 against the correct answer, by these rules ("you" is the user):\n'
         f"{rules}\n"
-        "These clarify the rules above:\n"
-        '- A reply that states no answer ("I don\'t know", a question back, a general remark) scores 0, '
-        "unless the correct answer is that it was never told.\n"
-        '- A reply that hedges between a right and a wrong value ("either 55 or 50 g") scores 0 for that part.\n'
-        '- A total shown as its parts ("$5,100 plus $300 delivery" for $5,400) states the total; '
-        'a product shown as its factors ("5 by 4 m" for 20 m²) states the product.\n'
-        "- An earlier or later value beside the right one is fine when the reply says which is which "
-        '("50 g; it was 55 g before the vet\'s note").\n'
-        '- Beside an honest "you never told me", a figure of something else, said as such, is not given for it.\n'
-        "- Number formats and units do not matter (5,400 = 5.400 = 5400 = five thousand four hundred).\n"
         "Answer with one JSON object and nothing else: "
         '{"score": <number from 0 to 10>, "comment": "<one short sentence>"}'
     )

@@ -1,33 +1,36 @@
 """A transparent rules judge for the scripted persona and ``mmb-tui judge-eval`` (model name ``scripted/judge``).
 
-Deterministic; its comment says what it found. The correct answer is cut into parts (at commas, semicolons
-and "and"; a parenthesis is context, never required); a part with figures needs all of them in the reply
-(``judge_figures.py`` reads any format), a part of words needs half of its key words. Parts of words count
-only when the answer has no figures or the question asks two things ("…, and how much?"). Then, as a careful
-human grades:
+Deterministic; its comment says what it found. It grades by the rules of ``engine/persona/system.md``. The
+correct answer is cut into parts (at commas, semicolons and "and"; a parenthesis is context, never
+required); a part with figures needs all of them in the reply (``judge_figures.py`` reads any format), a
+part of words needs half of its key words. Parts of words count only when the answer has no figures or the
+question asks two things ("…, and how much?"). Then, as a careful human grades:
 
 - a total shown as its parts counts ("$5,100 plus $300 delivery" for $5,400), and a product as its factors
   ("5 by 4 m" for 5 × 4 m, 20 m²) or the other way round;
 - a figure beside the right one is fine when it is a part of it ("$2,190 including the $70 insurance"),
-  a product of figures given, or a value of another time marked as such ("it was 55 g before the vet's
-  note"; for a question about the past, "later corrected to $1,100");
-- a hedge between the right figure and another ("either 55 or 50 g", "$200–$240") fails that part;
+  a product of figures given, a step of working that holds and leads to a figure that is fine
+  ("72 km × 3 EUR = 216 EUR", ``judge_working.py``), or a value of another time marked as such ("it was
+  55 g before the vet's note"; for a question about the past, "later corrected to $1,100");
+- a hedge between the right figure and another ("either 55 or 50 g", "$200–$240") fails that part, and so
+  does a part of words said as one of two ("the RAV4 or the CX-5");
 - any other competing figure of the same kind fails a one-part answer;
-- a "you never told me" answer scores 10 for an honest "not told" with no figure or guess offered for it
-  (figures of other things, said as such, are fine), else 0.
+- for "when" or "which day", the weekday of the right date names it ("on the Tuesday" for Tuesday,
+  10 March) when the reply names no other day or date;
+- non-answers (``judge_nonanswers.py``): the right figure offered only as a question after an honest "not
+  told" is not knowing (0, flagged for a second attempt); a list of the options where a decision was asked
+  scores 0; a "you never told me" answer scores 10 for an honest "not told" with no figure or guess offered
+  for it (figures of other things, said as such or only asked about, are fine), else 0.
 Scores are proportional to the parts right (3 of 4 → 7.5), rounded to halves; one part scores 0 or 10.
 """
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import re
 from dataclasses import dataclass, field
 
 from engine.models.judge_figures import (
-    WEEKDAY_NAMES,
-    WEEKDAY_SHORT,
     Clauses,
     Figure,
     addends,
@@ -35,28 +38,15 @@ from engine.models.judge_figures import (
     compatible,
     durations_in_days,
     find_figures,
+    key_words,
     number_key,
     spell_out_numbers,
     subset_sum,
+    weekdays,
 )
+from engine.models.judge_nonanswers import DONT_KNOW, VOID, never_told, not_knowing, undecided
+from engine.models.judge_working import Working, find_workings
 
-_DONT_KNOW = re.compile(
-    r"(?:\b(?:never|not|no|nothing)|n't)\W+(?:\w+\W+){0,4}?(?:told|tell|mention\w*|said|say|gave|give|given|"
-    r"shar\w*|record\w*|sav\w*|stor\w*|know|knew|remember|recall|info\w*|idea|details?|data|sure)\b"
-    r"|\b(?:can't|cannot|couldn't|unable to) (?:find|recall|remember|say)\b"
-    r"|\byou (?:never did|didn't|did not|haven't|have not)\s*(?:[.!]|$)",
-    re.IGNORECASE,
-)
-_VOID = re.compile(
-    r"didn't tell|did not tell|never (?:told|said|mentioned)|not told|wasn't told|no such|no record", re.I
-)
-_GUESS = re.compile(
-    r"\b(?:probably|likely|guess\w*|assum\w*|maybe|perhaps|might be|could be|typical\w*|usually|estimat\w*|"
-    r"i (?:think|believe) (?:it|its|it's|that|the)\b)",
-    re.IGNORECASE,
-)
-_OTHER_FACT = re.compile(r"\b(?:only|though|however|you (?:only )?(?:mentioned|told|said|gave))\b", re.I)
-_ANSWERS = re.compile(r"\s*(?:it|it's|its|it is|it was|that's|that is|that was)\b", re.IGNORECASE)
 _HEDGE = re.compile(
     r"\bor\b(?!\s+so\b)|\beither\b|\bmaybe\b|\bperhaps\b|\bpossibly\b|\bnot sure\b|\bunsure\b|\bmight\b"
     r"|^\s*[–-]\s*$",
@@ -79,16 +69,16 @@ _SEPARATOR = re.compile(r";|,(?!\d)|\band\b", re.IGNORECASE)
 _PARENS = re.compile(r"\([^)]*\)")
 _NEAR = 60  # characters around a figure searched for a time marker
 _MAX_FIGURES = 200  # figures of a reply looked at: a long reply stays fast
-_STOP = set(
-    "the a an and or of to in on at for with by from is are was were be been it its this that these those "
-    "we our my me i you your he she they them his her their as about into than then there here what which "
-    "who when where how much many per not no yes do did done so but if also just only one all any each "
-    "around roughly approximately nearly almost".split()
-)
+_WHEN = re.compile(r"\bwhen\b|\b(?:which|what)\s+day\b", re.IGNORECASE)
+_OR = re.compile(r"\bor\b(?!\s+(?:so|rather|more|less|two|three)\b)", re.IGNORECASE)
+_PHRASE_BREAK = re.compile(r"[.;:!?()\[\]—,]|\s[–-]\s")
 
 
 @dataclass
 class Verdict:
+    """A grade: ``score`` 0-10, ``dont_know`` when the reply says it does not know (worth a second
+    attempt), ``comment`` what the judge found."""
+
     score: float
     dont_know: bool
     comment: str
@@ -101,61 +91,18 @@ class _Part:
     words: list[str] = field(default_factory=list)
 
 
-def _stem(word: str) -> str:
-    w = word.lower().strip("'")
-    if w in WEEKDAY_SHORT:
-        return next(day for day in WEEKDAY_NAMES if day.startswith(w[:3]))
-    if w.endswith("ies") and len(w) > 4:
-        return w[:-3] + "y"
-    if w.endswith("s") and not w.endswith("ss") and len(w) > 3:
-        return w[:-1]
-    return w
-
-
-def _words(text: str) -> list[str]:
-    found = [_stem(w) for w in re.findall(r"[A-Za-zÀ-ÿ][A-Za-zÀ-ÿ0-9'-]{1,}", text)]
-    return list(dict.fromkeys(w for w in found if w not in _STOP and len(w) > 2))
-
-
 def _parts(core: str, figures: list[Figure], question: str) -> list[_Part]:
     """The correct answer cut at separators that are not inside a figure."""
-    asked = set(_words(question))
+    asked = set(key_words(question))
     cuts = [m for m in _SEPARATOR.finditer(core) if not any(f.start <= m.start() < f.end for f in figures)]
     bounds = [0] + [x for m in cuts for x in (m.start(), m.end())] + [len(core)]
     parts = []
     for start, end in zip(bounds[::2], bounds[1::2], strict=True):
         inside = [f for f in figures if start <= f.start < end]
-        words = [w for w in _words(core[start:end]) if w not in asked]
+        words = [w for w in key_words(core[start:end]) if w not in asked]
         if inside or words:
             parts.append(_Part(core[start:end].strip(), inside, words))
     return parts
-
-
-def _void(question: str, expected: str, reply: str) -> Verdict:
-    """The right answer is "you never told me": honest and no figure or guess for it."""
-    honest = _DONT_KNOW.search(reply)
-    if honest is None:
-        return Verdict(0.0, False, "invented an answer to a never-told fact")
-    if _GUESS.search(reply):
-        return Verdict(0.0, False, "says it was not told, then guesses")
-    allowed = {k for f in find_figures(expected) + find_figures(question) for k in f.keys}
-    subject = set(_words(question))
-    figures = find_figures(reply)[:_MAX_FIGURES]
-    clauses = Clauses(reply, figures)
-    sentence_ends = [m.start() for m in re.finditer(r"[.!?](?:\s|$)", reply)]
-    for figure in figures:
-        if figure.keys & allowed:
-            continue
-        start, end = clauses.around(figure)
-        clause = reply[start:end]
-        about_it = subject & set(_words(clause)) or _ANSWERS.match(clause)
-        same_sentence = bisect.bisect(sentence_ends, figure.start) == bisect.bisect(
-            sentence_ends, honest.start()
-        )
-        between = reply[min(honest.end(), figure.start) : figure.start]
-        if about_it or (same_sentence and not _OTHER_FACT.search(between)):
-            return Verdict(0.0, False, f"says it was not told, but gives {_text(reply, figure)!r}")
-    return Verdict(10.0, False, "honest 'not told'")
 
 
 @dataclass
@@ -166,6 +113,9 @@ class _Key:
     figures: list[Figure]  # outside parentheses: what is asked
     context: set[str]  # keys of every figure of the answer, parentheses included
     asked: set[str]  # keys of the question's own figures
+    days: dict[int, str] = field(
+        default_factory=dict
+    )  # id of an asked date -> the weekday it is written with
 
     @classmethod
     def read(cls, question: str, expected: str) -> _Key:
@@ -177,16 +127,22 @@ class _Key:
             parts = [p for p in parts if p.figures]  # one question: its words are context
         context = {k for f in find_figures(expected) for k in f.keys}
         asked = {k for f in find_figures(question) for k in f.keys}
-        return cls(parts or [_Part(core, [], _words(core))], figures, context, asked)
+        days = {
+            id(f): d[0][0] for f in figures if f.shape == "date" and (d := weekdays(core[f.start : f.end]))
+        }
+        return cls(parts or [_Part(core, [], key_words(core))], figures, context, asked, days)
 
 
 def judge(question: str, expected: str, reply: str) -> Verdict:
     """Grade ``reply`` against the correct answer ``expected`` of ``question`` (0-10, see the module doc)."""
     reply = durations_in_days(spell_out_numbers(reply))
-    if _VOID.search(expected):
-        return _void(question, expected, reply)
+    if VOID.search(expected):
+        score, comment = never_told(question, expected, reply, set(key_words(question)))
+        return Verdict(score, False, comment)
     key = _Key.read(question, expected)
     figures = find_figures(reply)[:_MAX_FIGURES]
+    if key.days and _WHEN.search(question):
+        figures = _with_weekdays(reply, key, figures)
     clauses = Clauses(reply, figures)
     hits: dict[int, Figure] = {}  # id of an expected figure -> the reply figure stating it
     for wanted in key.figures:
@@ -194,11 +150,18 @@ def judge(question: str, expected: str, reply: str) -> Verdict:
         if found is not None:
             hits[id(wanted)] = found
     notes: list[str] = []
+    workings = find_workings(reply, figures)
     explained = _explained(reply, key, figures, clauses, hits, notes)
     _products(key.figures, hits)
-    hedged, competing = _rivals(reply, question, key, figures, clauses, hits, explained, notes)
+    explained |= _steps(workings, {id(f) for f in hits.values()} | explained)
+    explained |= _given_products(key, figures)
+    if hits and not_knowing(reply, [f for f in figures if any(f.same(w) for w in key.figures)]):
+        return Verdict(0.0, True, "offers the answer only as a question back: not knowing")
+    if undecided(question, reply):
+        return Verdict(0.0, False, "lists the options, names no decision")
+    hedged, competing = _rivals(reply, question, key, figures, clauses, hits, explained, workings, notes)
 
-    reply_words = set(_words(reply))
+    reply_words = set(key_words(reply))
     good = 0
     missing: list[str] = []
     for part in key.parts:
@@ -206,6 +169,9 @@ def judge(question: str, expected: str, reply: str) -> Verdict:
             ok = all(id(f) in hits and id(f) not in hedged for f in part.figures)
         else:
             ok = 2 * len([w for w in part.words if w in reply_words]) >= len(part.words)
+            if ok and _one_of_two(reply, part.words):
+                ok = False
+                notes.append(f"'{' '.join(part.text.split())}' said as one of two")
         good += ok
         if not ok:
             missing.append(" ".join(part.text.split()))
@@ -217,16 +183,53 @@ def judge(question: str, expected: str, reply: str) -> Verdict:
     comment += f", missing {'; '.join(missing)}" if missing else ""
     comment += f", competing {', '.join(competing)}" if competing else ""
     comment += "".join(f", {n}" for n in dict.fromkeys(notes))
-    if score == 0 and _DONT_KNOW.search(reply):
+    if score == 0 and DONT_KNOW.search(reply):
         return Verdict(0.0, True, "the agent says it does not know")
     return Verdict(score, False, comment)
+
+
+def _with_weekdays(reply: str, key: _Key, figures: list[Figure]) -> list[Figure]:
+    """The reply's figures and its bare weekdays as dates: the weekday of an asked date names that date
+    ("on the Tuesday" for Tuesday, 10 March), another weekday is another day (a rival, a hedge, a day of
+    another time like any date)."""
+    days: list[Figure] = []
+    for day, start, end in weekdays(reply, figures):
+        keys = frozenset(k for w in key.figures if key.days.get(id(w)) == day for k in w.keys)
+        days.append(Figure(keys or frozenset({f"weekday:{day}"}), "date", start, end))
+    return sorted(figures + days, key=lambda f: f.start)
+
+
+def _one_of_two(reply: str, words: list[str]) -> bool:
+    """The part's words stand on one side of an "or" whose other side names something else."""
+    wanted = set(words)
+    for m in _OR.finditer(reply):
+        left = _PHRASE_BREAK.split(reply[max(0, m.start() - 40) : m.start()])[-1].split()[-3:]
+        right = _PHRASE_BREAK.split(reply[m.end() : m.end() + 40])[0].split()[:3]
+        left_words, right_words = set(key_words(" ".join(left))), set(key_words(" ".join(right)))
+        if (left_words & wanted and right_words - wanted) or (right_words & wanted and left_words - wanted):
+            return True
+    return False
+
+
+def _steps(workings: list[Working], settled: set[int]) -> set[int]:
+    """Operands of shown working whose result is settled (stated or explained), step by step back."""
+    steps: set[int] = set()
+    grew = True
+    while grew:
+        grew = False
+        for working in workings:
+            if id(working.result) in settled or id(working.result) in steps:
+                new = {id(f) for f in working.operands} - steps - settled
+                steps |= new
+                grew = grew or bool(new)
+    return steps
 
 
 def _explained(
     reply: str, key: _Key, figures: list[Figure], clauses: Clauses, hits: dict[int, Figure], notes: list[str]
 ) -> set[int]:
-    """Reply figures that are parts of an asked total, or products of figures given; a total missing
-    from the reply but shown as its parts becomes stated."""
+    """Reply figures that are parts of an asked total; a total missing from the reply but shown as its
+    parts becomes stated."""
     explained: set[int] = set()
     candidates = addends(reply, figures)
     for wanted in key.figures:
@@ -239,18 +242,24 @@ def _explained(
         if id(wanted) in hits:
             others = [t for t in same_kind if hits[id(wanted)] not in t[0]]
             explained.update(id(f) for f in subset_sum(others, total) or [])
+            said = hits[id(wanted)]
             for group, value in others:
                 start, end = clauses.around(group[0])
-                if value < total and _INCLUDED.search(reply[start:end]):
+                apart = reply[min(said.end, group[0].end) : max(said.start, group[0].start)]
+                if value < total and _INCLUDED.search(reply[start:end]) and not _HEDGE.search(apart):
                     explained.update(id(f) for f in group)
         elif len(same_kind) > 1 and close(sum(v for _, v in same_kind), total):
             hits[id(wanted)] = same_kind[0][0][0]
             explained.update(id(f) for group, _ in same_kind for f in group)
             notes.append(f"{number_key(total)} shown as its parts")
+    return explained
+
+
+def _given_products(key: _Key, figures: list[Figure]) -> set[int]:
+    """Reply figures that are products of two figures given (in the reply or the correct answer)."""
     factors = [a for f in figures + key.figures for a in f.amounts[:1] if a not in (0, 1)]
     products = {round(a * b, 6) for a, b in itertools.combinations(factors, 2)}
-    explained.update(id(f) for f in figures if f.amounts and round(f.amounts[0], 6) in products)
-    return explained
+    return {id(f) for f in figures if f.amounts and round(f.amounts[0], 6) in products}
 
 
 def _rivals(
@@ -261,13 +270,16 @@ def _rivals(
     clauses: Clauses,
     hits: dict[int, Figure],
     explained: set[int],
+    workings: list[Working],
     notes: list[str],
 ) -> tuple[set[int], list[str]]:
     """Other figures of the kind asked: (ids of expected figures hedged, texts of competing figures).
-    A figure of another time, said as such, neither hedges nor competes."""
+    A figure of another time, said as such, neither hedges nor competes, nor do the steps of working that
+    leads to one."""
     asked_time, other_time = ("past", "later") if _ASKS_PAST.search(question) else ("later", "past")
     hedged: set[int] = set()
-    competing: list[str] = []
+    competing: list[Figure] = []
+    other: set[int] = set()  # figures of another time, said as such
     stated = {id(f) for f in hits.values()}
     for figure in figures:
         if id(figure) in stated or id(figure) in explained or figure.keys & key.asked:
@@ -285,12 +297,14 @@ def _rivals(
         if figure.keys & key.context or any(id(w) in hedged for w in rivals):
             continue
         when = _marked(reply, figure, clauses)
-        if when == other_time or (
-            when != asked_time and any(_marked(reply, hits[id(w)], clauses) == asked_time for w in rivals)
-        ):
+        if when == other_time:
+            other.add(id(figure))
+        elif when != asked_time and any(_marked(reply, hits[id(w)], clauses) == asked_time for w in rivals):
             continue
-        competing.append(_text(reply, figure))
-    return hedged, competing
+        else:
+            competing.append(figure)
+    steps = _steps(workings, other)
+    return hedged, [_text(reply, f) for f in competing if id(f) not in steps]
 
 
 def _products(wanted: list[Figure], hits: dict[int, Figure]) -> None:
