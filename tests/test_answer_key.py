@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 
 from engine.benchmark.answer_key import (
+    answer_key_warnings,
     check_answer_key,
     check_dependencies,
     check_key_text,
     evaluate,
+    has_answer_key,
     numbers_in,
 )
 from engine.benchmark.key_parse import parse_key
@@ -70,8 +72,8 @@ def test_a_check_without_an_entry_or_without_uses_declares_no_dependencies() -> 
     for text in (GOOD.split("## 3.2")[0], GOOD.replace("uses: none\n", "")):
         [problem] = check_key_text(text, CHECKS)
         assert problem.message == (
-            "check 3.2 declares no dependencies (add 'uses: <sheet> <id>, …' or "
-            "'uses: none' under '## 3.2' in KEY.md)"
+            "check 3.2 declares no dependencies (add 'uses: <sheet> <id>, …' naming the facts its answer reads "
+            "under '## 3.2' in KEY.md; 'uses: none' only when it reads no fact, e.g. a VOID check)"
         )
         assert (problem.file, problem.line) == ("KEY.md", 0)  # no chapter known: the key file
     [problem] = check_key_text(GOOD.replace("uses: none\n", ""), CHECKS, chapter_of={"3.2": "chapter3.md"})
@@ -210,14 +212,31 @@ def _bench(path: Path) -> Benchmark:
     )
 
 
-def test_without_a_key_every_check_declares_no_dependencies(tmp_path: Path) -> None:
-    problems = check_answer_key(_bench(tmp_path))
-    assert [(p.file, p.line) for p in problems] == [
-        (str(tmp_path / "chapter1.md"), 7),
-        (str(tmp_path / "chapter1.md"), 8),
-    ]
-    assert all("declares no dependencies" in p.message for p in problems)
-    assert check_dependencies(_bench(tmp_path)) == {}
+def test_without_a_key_there_is_no_problem_and_one_warning(tmp_path: Path) -> None:
+    bench = _bench(tmp_path)
+    assert check_answer_key(bench) == []  # a key is optional: the checks' answers stand alone
+    assert not has_answer_key(bench)
+    [warning] = answer_key_warnings(bench)
+    assert (warning.file, warning.line) == (str(tmp_path / "KEY.md"), 0)
+    assert warning.message.startswith("no KEY.md")
+    assert check_dependencies(bench) == {}
+    assert answer_key_warnings(bench.model_copy(update={"phases": []})) == []  # no checks, nothing to key
+    (tmp_path / "KEY.md").write_text(GOOD, encoding="utf-8")
+    assert has_answer_key(bench) and answer_key_warnings(bench) == []
+
+
+def test_every_entry_needs_its_answer() -> None:
+    text = GOOD.replace("answer: $55 per m².\n", "")
+    [problem] = check_key_text(text, CHECKS)
+    assert problem.line == text.splitlines().index("## 3.2 [RECALL] Tile") + 1
+    assert (
+        problem.message
+        == "entry 3.2 has no 'answer:' line (write 'answer: $55 per m².', the check's Correct answer)"
+    )
+    unknown = (
+        GOOD + "\n## 9.9 Gone\nuses: none\n"
+    )  # an entry of no check: that is its problem, not the answer
+    assert messages(check_key_text(unknown, CHECKS)) == ["entry 9.9 names no check in the chapters"]
 
 
 def test_check_answer_key_reads_the_benchmark_folder(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""Validation (SPEC §3.3): every broken benchmark reports its one mistake at the right file and line."""
+"""Validation (SPEC §3.3): every broken benchmark reports its one mistake at the right file and line; warnings
+(scripted-persona lints, sheet changes told only in prose, no KEY.md) never fail validate nor refuse a run."""
 
 from __future__ import annotations
 
@@ -6,9 +7,16 @@ import os
 from pathlib import Path
 
 import pytest
+from engine_helpers import events, make_config, play
 
 from engine.benchmark.model import BenchmarkError, Problem
-from engine.benchmark.validate import load_benchmark, main_validate, summary, validate_benchmark
+from engine.benchmark.validate import (
+    load_benchmark,
+    main_validate,
+    summary,
+    validate,
+    validate_benchmark,
+)
 
 BROKEN = Path(__file__).parent / "broken_benchmarks"
 DEMO = Path(__file__).parent.parent / "benchmarks" / "demo"
@@ -28,7 +36,7 @@ EXPECTED: dict[str, tuple[str, int, str]] = {
     "date_before_previous_phase": ("chapter1.md", 8, "date 2026-03-10 is earlier than 2026-03-11 08:00"),
     "date_before_start_time": ("chapter1.md", 4, "before start_time 2026-03-12 20:00"),
     "date_line_not_first": ("chapter1.md", 5, "date line must be the first line"),
-    "directive_word_starts_wrapped_line": ("chapter1.md", 5, "a directive word starts a wrapped line"),
+    "edit_inside_a_line": ("chapter1.md", 5, "'Edit' in the middle of a line is never carried out"),
     "duplicate_chapter_listing": ("benchmark.json", 3, "'chapter1.md' is listed twice"),
     "duplicate_check_id": ("chapter2.md", 5, "duplicate check id 1.1 (first at chapter1.md:5)"),
     "duplicate_fact_id": ("profile.md", 5, "duplicate fact id 1.1 (first on line 4)"),
@@ -38,6 +46,7 @@ EXPECTED: dict[str, tuple[str, int, str]] = {
     "fact_in_wrong_category": ("profile.md", 5, "fact 2.2 is under category 1"),
     "invalid_anchor_time": ("chapter1.md", 6, "invalid time 25:10"),
     "invalid_date": ("chapter1.md", 4, "invalid date '2026-02-30'"),
+    "key_entry_without_answer": ("KEY.md", 3, "entry 1.1 has no 'answer:' line (write 'answer: York.'"),
     "js_bad_require_all_facts_value": ("chapter1.md", 5, "require_all_facts must be a sheet name"),
     "js_block_not_first": ("chapter1.md", 5, "js block runs only at the start of a phase"),
     "js_infinite_loop": ("chapter1.md", 4, "time limit"),
@@ -76,7 +85,7 @@ EXPECTED: dict[str, tuple[str, int, str]] = {
     "unlisted_chapter_file": ("chapter2.md", 0, "not listed in benchmark.json chapters"),
     "uses_unknown_fact": (
         "KEY.md",
-        4,
+        5,
         "uses names profile 1.3, which is neither in profile.md nor added by any",
     ),
     "weekday_mismatch": ("chapter1.md", 4, "2026-03-10 is a Tuesday, not 'Wed'"),
@@ -171,7 +180,10 @@ SMALL = {
         "❓ 1.1 [RECALL] Where do I live? Correct answer: York.\n"  # 5
         "❓ 1.2 [RECALL] What pets do I have? Correct answer: a cat and a dog.\n"  # 6
     ),
-    "KEY.md": "# Key\n\n## 1.1\nuses: profile 1.2\n\n## 1.2\nuses: profile 2.1, 2.2\n",
+    "KEY.md": (
+        "# Key\n\n## 1.1\nanswer: York.\nuses: profile 1.2\n\n"
+        "## 1.2\nanswer: a cat and a dog.\nuses: profile 2.1, 2.2\n"
+    ),
 }
 
 
@@ -190,25 +202,43 @@ def test_a_small_benchmark_with_dependencies_is_clean(tmp_path: Path) -> None:
 
 
 def test_a_check_without_uses_is_an_error_at_its_chapter_line(tmp_path: Path) -> None:
-    problems = small(tmp_path, **{"KEY.md": "# Key\n\n## 1.1\nanswer: York.\n\n## 1.2\nuses: none\n"})
+    key = "# Key\n\n## 1.1\nanswer: York.\n\n## 1.2\nanswer: a cat and a dog.\nuses: none\n"
+    problems = small(tmp_path, **{"KEY.md": key})
     assert where(problems) == [("chapter1.md", 5)]
     assert problems[0].message == (
-        "check 1.1 declares no dependencies (add 'uses: <sheet> <id>, …' or 'uses: none' under '## 1.1' in KEY.md)"
+        "check 1.1 declares no dependencies (add 'uses: <sheet> <id>, …' naming the facts its answer reads "
+        "under '## 1.1' in KEY.md; 'uses: none' only when it reads no fact, e.g. a VOID check)"
     )
 
 
-def test_without_a_key_every_check_is_an_error(tmp_path: Path) -> None:
+def test_without_a_key_a_benchmark_is_valid_and_warned_once(tmp_path: Path) -> None:
     small(tmp_path)
     (tmp_path / "KEY.md").unlink()
-    problems = validate_benchmark(tmp_path)[1]
-    assert where(problems) == [("chapter1.md", 5), ("chapter1.md", 6)]
-    assert all("declares no dependencies" in p.message for p in problems)
+    found = validate(tmp_path)
+    assert found.problems == []
+    [warning] = found.warnings  # once, not per check
+    assert (Path(warning.file).name, warning.line) == ("KEY.md", 0)
+    assert warning.message.startswith("no KEY.md: the premise of each grade is checked from the checks'")
+    for addition in ("'uses:'", "'sum:'", "'trap:'"):
+        assert addition in warning.message
+    assert load_benchmark(tmp_path).name == tmp_path.name  # a run is not refused
+
+
+def test_an_entry_without_answer_is_an_error_at_its_key_line(tmp_path: Path) -> None:
+    key = SMALL["KEY.md"].replace("answer: a cat and a dog.\n", "")
+    problems = small(tmp_path, **{"KEY.md": key})
+    assert where(problems) == [("KEY.md", 7)]
+    assert problems[0].message == (
+        "entry 1.2 has no 'answer:' line (write 'answer: a cat and a dog.', the check's Correct answer)"
+    )
 
 
 def test_uses_naming_an_unknown_fact_or_sheet_is_an_error_at_its_key_line(tmp_path: Path) -> None:
-    key = "# Key\n\n## 1.1\nuses: profile 1.2, 1.9\n\n## 1.2\nuses: pets 2.1\n"
+    key = (
+        SMALL["KEY.md"].replace("profile 1.2\n", "profile 1.2, 1.9\n").replace("profile 2.1, 2.2", "pets 2.1")
+    )
     problems = small(tmp_path, **{"KEY.md": key})
-    assert where(problems) == [("KEY.md", 4), ("KEY.md", 7)]
+    assert where(problems) == [("KEY.md", 5), ("KEY.md", 9)]
     assert problems[0].message == (
         "entry 1.1: uses names profile 1.9, which is neither in profile.md nor added by any 'Add to profile' line"
     )
@@ -220,75 +250,49 @@ def test_uses_naming_a_fact_added_only_after_the_check_is_an_error(tmp_path: Pat
         "\nAdd to profile category 2: A dog, Rex\n"
     )
     problems = small(tmp_path, **{"chapter1.md": chapter})
-    assert where(problems) == [("KEY.md", 7)]
+    assert where(problems) == [("KEY.md", 9)]
     assert (
         problems[0].message
         == "entry 1.2: uses names profile 2.2, which is added only after check 1.2 is asked"
     )
 
 
-WRAPPED = (
-    "## Day\n"  # 1
-    "You send nothing at all today. You ran 5 km on the farm lanes; you will\n"  # 2
-    "tell the assistant tomorrow. Just wait and move on.\n"  # 3  lower-case wrap
-    "Lena measured the niche and the fridge does not fit, so\n"  # 4
-    "Say it is struck out.\n"  # 5  a Say continuing prose
-    "\n"  # 6
-    "Giorgi measured the niche — it doesn't fit. Say\n"  # 7  a Say at the end of prose
-    "the wine fridge is struck out of the kitchen.\n"  # 8
-    "\n"  # 9
-    'Then decide, and send the deposit. Say: "We take it."\n'  # 10 a Say inside prose
-    "\n"  # 11
-    "Say: \"I misremembered back then — the vet's note says\n"  # 12
-    '50 g a day."\n'  # 13 a Say on two lines
-    "\n"  # 14
-    "Prose before an edit.\n"  # 15
-    "Edit profile 1.2: Lives in Leeds\n"  # 16 an Edit right after prose
-)
-FINE = (
-    "## Day\n"
-    "Say hello.\n"  # the first line
-    "Ask how it is going.\n"  # after a directive
-    "Edit profile 1.2: Lives in Leeds\n"
-    "\n"
-    "Some prose that ends here.\n"
-    "\n"
-    "Tell the `profile` sheet: every fact, with the numbers, and the\n"
-    "pets at the end.\n"  # a sheet to tell may wrap
-    "- Say one thing.\n"  # list items are their own lines
-    "- Say another.\n"
-    "Introduce yourself; tell it only what the sheet says.\n"
-    "❓ 1.1 [RECALL] Where do I live? Correct answer: Leeds.\n"
-    "Say you're done.\n"  # after a check
-)
+def test_main_validate_prints_warnings_and_passes(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(BROKEN.parent.parent)
+    assert main_validate([Path("tests/benchmarks/prose_seed")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    warnings = [line for line in out if ": warning: " in line]
+    assert [line.split(": warning: ")[0] for line in warnings] == [
+        "tests/benchmarks/prose_seed/chapter2.md:8",
+        "tests/benchmarks/prose_seed/chapter2.md:14",
+        "tests/benchmarks/prose_seed/KEY.md",
+    ]
+    assert out[-1] == "tests/benchmarks/prose_seed: OK (3 warnings)"
 
 
-def test_directive_words_where_the_scripted_persona_misreads_them(tmp_path: Path) -> None:
-    key = "# Key\n\n## 1.1\nuses: profile 1.2\n"
-    problems = small(tmp_path, **{"chapter1.md": WRAPPED, "KEY.md": "# Key\n"})
-    assert where(problems) == [("chapter1.md", n) for n in (3, 5, 7, 10, 13, 16)]
-    wrapped = (
-        "a directive word starts a wrapped line: put the directive on its own line (blank line before) or "
-        "re-wrap the paragraph"
+def test_main_validate_skips_a_file_beside_the_benchmark_folders(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    cases = tmp_path / "judge_cases.jsonl"
+    cases.write_text("{}\n")
+    assert main_validate([DEMO, cases]) == 0  # `mmb-tui validate benchmarks/*`
+    assert f"{cases}: skipped (a file, not a benchmark folder)" in capsys.readouterr().out.splitlines()
+    assert main_validate([tmp_path / "missing"]) == 1  # a folder that is not there is still a problem
+
+
+@pytest.mark.parametrize("name", ["demo", "max", "multiday"])
+def test_the_shipped_benchmarks_have_no_problem_and_no_warning(name: str) -> None:
+    found = validate(DEMO.parent / name)
+    assert found.problems == [] and found.warnings == [], [str(p) for p in found.problems + found.warnings]
+
+
+async def test_a_seed_format_benchmark_plays_to_the_end(tmp_path: Path) -> None:
+    """No KEY.md, changes in prose, warnings of the scripted persona's lints: `mmb-tui run` plays it."""
+    config = make_config(
+        tmp_path, {"p": {"benchmark": "prose_seed", "agent": "chatbot", "model": "scripted/recall"}}
     )
-    assert [p.message for p in problems if p.line in (3, 5, 16)] == [wrapped] * 3
-    assert problems[2].message.startswith(
-        "'Say' in the middle of a line is never carried out as a directive by the scripted persona"
-    )
-    assert problems[3].message.startswith("'Say' in the middle of a line")
-    assert problems[4].message.startswith("a Say/Tell line continues on this line")
-    assert small(tmp_path, **{"chapter1.md": FINE, "KEY.md": key}) == []
-
-
-def test_the_directive_checks_apply_to_anchor_lines_too(tmp_path: Path) -> None:
-    chapter = (
-        "## Day 1\n2026-03-05, Thu\n"
-        "18:30 — office day. The launch moved to Tuesday. Tell the assistant the new date.\n"  # 3 inside an anchor line
-        "19:00 — Tell the `profile` sheet.\n"  # a sheet mention is fine
-        "21:00 — no signal:\n"
-        "tell the assistant tomorrow.\n"  # 6 a wrap after an anchor
-    )
-    config = '{"chapters": ["chapter1.md"], "time_master": true, "time_gate": true, "start_time": "2026-03-05 08:00"}'
-    problems = small(tmp_path, **{"chapter1.md": chapter, "KEY.md": "# Key\n", "benchmark.json": config})
-    assert where(problems) == [("chapter1.md", 3), ("chapter1.md", 6)]
-    assert problems[0].message.startswith("'Tell' in the middle of a line")
+    await play(config, "p")
+    ended = events(config, "p")[-1]
+    assert ended.kind == "run_ended" and ended.reason == "finished", ended

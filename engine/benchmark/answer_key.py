@@ -1,15 +1,19 @@
 """KEY.md answer keys checked against the benchmark: every check's answer and declared dependencies
 (``uses:``), declared aggregates recomputed (``sum:``), traps named; and ``check_dependencies`` for grading.
 
+A key is optional: a benchmark in the seed's format (checks with their ``Correct answer:``, no KEY.md) is
+valid and plays, its premises checked from the checks' correct answers; validate warns once
+(``answer_key_warnings``) naming what a key would add. Where a KEY.md exists it must be complete.
+
 The lines are read by ``engine/benchmark/key_parse.py`` (the format is described there). The engine checks
 each check's ``uses:`` when the check is graded (``check_dependencies``): a fact that does not hold what the
 directives lead to, or was not told since its last change, makes the grade a persona fault. A ``sum:`` total
 must equal its expression and appear in the check's ``Correct answer:``.
 
-Problems: a check without a ``uses:`` declaration (reported at its ``❓`` line; a benchmark with checks and
-no KEY.md gets one per check), a ``uses:`` naming an unknown sheet or a fact id that never exists, a wrong
-total, a total missing from the answer, an ``answer:`` that differs from the check, an entry, sum or trap
-naming an unknown check, and an unknown trap type.
+Problems (of a KEY.md that exists): a check without an entry or without a ``uses:`` declaration (reported at
+its ``❓`` line), an entry without ``answer:``, a ``uses:`` naming an unknown sheet or a fact id that never
+exists, a wrong total, a total missing from the answer, an ``answer:`` that differs from the check, an entry,
+sum or trap naming an unknown check, and an unknown trap type.
 """
 
 from __future__ import annotations
@@ -111,7 +115,13 @@ def check_key_text(
         check = by_id.get(entry.check_id)
         if check is None:
             problem(entry.line, f"entry {entry.check_id} names no check in the chapters")
-        elif entry.answer is not None and not _same_text(entry.answer, check.answer):
+        elif entry.answer is None:
+            problem(
+                entry.line,
+                f"entry {entry.check_id} has no 'answer:' line (write 'answer: {check.answer}', the check's "
+                f"Correct answer)",
+            )
+        elif not _same_text(entry.answer, check.answer):
             problem(
                 entry.answer_line,
                 f"entry {entry.check_id}: answer {entry.answer!r} differs from the check's "
@@ -133,8 +143,8 @@ def check_key_text(
 
 def _no_uses(check_id: str) -> str:
     return (
-        f"check {check_id} declares no dependencies (add 'uses: <sheet> <id>, …' or 'uses: none' under "
-        f"'## {check_id}' in {KEY_FILE})"
+        f"check {check_id} declares no dependencies (add 'uses: <sheet> <id>, …' naming the facts its answer "
+        f"reads under '## {check_id}' in {KEY_FILE}; 'uses: none' only when it reads no fact, e.g. a VOID check)"
     )
 
 
@@ -208,12 +218,30 @@ def _chapter_of(bench: Benchmark) -> dict[str, str]:
     return {check.id: str(bench.path / phase.chapter) for phase in bench.phases for check in phase.checks}
 
 
+NO_KEY = (
+    "no KEY.md: the premise of each grade is checked from the checks' correct answers alone. A key would add "
+    "the facts each check reads ('uses:', checked when the check is graded), its sums recomputed ('sum:') and "
+    "the traps named with the checks that read them ('trap:')"
+)
+
+
+def has_answer_key(bench: Benchmark) -> bool:
+    """Whether the benchmark ships a ``KEY.md`` (optional: without one the checks' answers stand alone)."""
+    return (bench.path / KEY_FILE).is_file()
+
+
+def answer_key_warnings(bench: Benchmark) -> list[Problem]:
+    """One warning for a benchmark with checks and no KEY.md, naming what a key would add; else none."""
+    if has_answer_key(bench) or not bench.checks():
+        return []
+    return [Problem(file=str(bench.path / KEY_FILE), message=NO_KEY)]
+
+
 def check_answer_key(bench: Benchmark) -> list[Problem]:
-    """Problems found in ``bench.path / "KEY.md"``; without the file, every check lacks its ``uses:``."""
+    """Problems found in ``bench.path / "KEY.md"``; none without the file (a key is optional)."""
     file = bench.path / KEY_FILE
     if not file.is_file():
-        chapter_of = _chapter_of(bench)
-        return [Problem(file=chapter_of[c.id], line=c.line, message=_no_uses(c.id)) for c in bench.checks()]
+        return []
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:

@@ -1,12 +1,13 @@
 """KEY.md's machine-read lines (``parse_key``): every check's entry with its answer and dependencies, sums and
 traps; malformed lines are reported, never raised.
 
-A benchmark ships a ``KEY.md`` for reviewers: for every check, its answer, the chain of facts and edits
-that produces it, and the facts it depends on. Free text is allowed anywhere; these lines are machine-read:
+A benchmark may ship a ``KEY.md`` for reviewers and for grading (without one, the checks stand alone): for
+every check, its answer, the chain of facts and edits that produces it, and the facts it depends on. Free
+text is allowed anywhere; these lines are machine-read:
 
 ```
 ## 20.5 [AGG] Hallway estimate total          <- an entry: "## <check id>" starts it
-answer: $1,740                                 <- optional; must equal the check's Correct answer
+answer: $1,740                                 <- required: equal to the check's Correct answer
 uses: hallway 1.2, 1.3, 1.4, 1.5, 1.6, 1.7     <- required: the facts the correct answer depends on
 sum: 20.5 = 6 × 30 + 5 × 40 + 1,050 + 160 + 150 = 1,740
 trap: RECONSIDER | hallway 1.3, ch3 | stone → microcement | 20.5, 20.21

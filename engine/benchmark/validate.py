@@ -1,32 +1,45 @@
-"""``mmb-tui validate`` (SPEC §3.3): every problem of a benchmark as ``file:line: message``, and a summary.
+"""``mmb-tui validate`` (SPEC §3.3): every problem of a benchmark as ``file:line: message``, its warnings,
+and a summary.
 
 The loader reports what it meets while reading (benchmark.json, chapter files, fact ids, checks, templates,
 dates and anchors); here come the checks that need the whole benchmark: JS dry runs and the sheets they
-name, duplicate check ids, directives naming missing sheets, categories or facts, directive words where the
-scripted persona would misread them (at the start of a wrapped prose line, or inside one), the time gate,
-and KEY.md (answers, sums, traps and every check's ``uses:``).
+name, duplicate check ids, directives naming missing sheets, categories or facts, the time gate, and KEY.md
+(answers, sums, traps and every check's ``uses:``). Problems fail validate and refuse a run; warnings
+(``engine/benchmark/lints.py``: directive words the scripted persona would misread, sheet changes told only
+in prose; a benchmark without KEY.md) are printed and never fail anything.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.benchmark.answer_key import check_answer_key
+from engine.benchmark.answer_key import answer_key_warnings, check_answer_key
 from engine.benchmark.directives import directive_text, phase_lines, replay_problems
 from engine.benchmark.facts import is_fact_id
 from engine.benchmark.jsblock import dry_run_block
+from engine.benchmark.lints import SHEET_MENTION, directive_placement, prose_changes
 from engine.benchmark.loader import load_with_problems
 from engine.benchmark.model import CHECK_TYPES, Benchmark, BenchmarkError, Phase, Problem
 
-_SHEET_MENTION = re.compile(r"`([\w-]+)` sheet")
 _EDIT = re.compile(r"Edit (\S+) (\S+):")
 _ADD = re.compile(r"Add to (\S+) category (\S+):")
 
 
+@dataclass
+class Validation:
+    """What validating a benchmark folder found: problems fail it (and refuse a run), warnings never do."""
+
+    bench: Benchmark | None
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+
+
 def load_benchmark(path: Path) -> Benchmark:
-    """The benchmark at ``path``, checked; raises ``BenchmarkError`` with every problem found."""
+    """The benchmark at ``path``, checked; raises ``BenchmarkError`` with every problem found (warnings
+    never stop it)."""
     bench, problems = validate_benchmark(path)
     if problems or bench is None:
         raise BenchmarkError(problems or [Problem(file=str(path), message="cannot load benchmark")])
@@ -34,20 +47,51 @@ def load_benchmark(path: Path) -> Benchmark:
 
 
 def validate_benchmark(path: Path) -> tuple[Benchmark | None, list[Problem]]:
-    """Load ``path`` and run every check; the benchmark (None if unloadable) and problems by file and line."""
+    """Load ``path`` and run every check; the benchmark (None if unloadable) and its problems by file and
+    line, warnings left out (``validate`` gives both)."""
+    found = validate(path, warnings=False)
+    return found.bench, found.problems
+
+
+def validate(path: Path, warnings: bool = True) -> Validation:
+    """Load ``path`` and run every check: problems and (unless ``warnings`` is false) warnings, each sorted
+    by file and line, KEY.md last (a chapter's mistake is the cause of a key's)."""
     bench, problems = load_with_problems(path)
+    found = Validation(bench=bench, problems=problems)
     if bench is not None:
-        problems += check_benchmark(bench)
-    return bench, sorted(problems, key=lambda p: (p.file.endswith("KEY.md"), p.file, p.line))  # causes first
+        errors, lints = _findings(bench, warnings)
+        found.problems += errors
+        found.warnings = sorted(lints, key=_order)
+    found.problems.sort(key=_order)
+    return found
+
+
+def _order(problem: Problem) -> tuple[bool, str, int]:
+    return problem.file.endswith("KEY.md"), problem.file, problem.line
 
 
 def check_benchmark(bench: Benchmark) -> list[Problem]:
-    """The whole-benchmark checks on an already loaded benchmark."""
+    """The whole-benchmark checks on an already loaded benchmark: its problems (warnings left out)."""
+    return _findings(bench, warnings=False)[0]
+
+
+def benchmark_warnings(bench: Benchmark) -> list[Problem]:
+    """The warnings of an already loaded benchmark: directive words the scripted persona would misread,
+    sheet changes told only in prose, a missing KEY.md."""
+    return sorted(_findings(bench, warnings=True)[1], key=_order)
+
+
+def _findings(bench: Benchmark, warnings: bool) -> tuple[list[Problem], list[Problem]]:
+    """(problems, warnings) of the whole-benchmark checks; the prose lints only when ``warnings``."""
     problems: list[Problem] = []
+    lints: list[Problem] = []
     for phase in bench.phases:
         problems += _check_js(bench, phase)
         problems += _check_directives(bench, phase)
-        problems += _check_directive_placement(bench, phase)
+        errors, placement = directive_placement(bench, phase)
+        problems += errors
+        if warnings:
+            lints += placement + prose_changes(bench, phase)
     problems += [
         Problem(file=_chapter_file(bench, phase), line=line, message=message)
         for phase, line, message in replay_problems(bench)
@@ -58,7 +102,9 @@ def check_benchmark(bench: Benchmark) -> list[Problem]:
         if not sheet.live_facts():
             problems.append(Problem(file=str(bench.path / f"{name}.md"), message="fact file has no facts"))
     problems += check_answer_key(bench)
-    return problems
+    if warnings:
+        lints += answer_key_warnings(bench)
+    return problems, lints
 
 
 def _chapter_file(bench: Benchmark, phase: Phase) -> str:
@@ -93,7 +139,7 @@ def _check_directives(bench: Benchmark, phase: Phase) -> list[Problem]:
     problems: list[Problem] = []
     file = _chapter_file(bench, phase)
     for number, raw in phase_lines(bench, phase):
-        names = _SHEET_MENTION.findall(raw)
+        names = SHEET_MENTION.findall(raw)
         line = directive_text(raw)
         if edit := _EDIT.match(line):
             names.append(edit.group(1))
@@ -112,95 +158,6 @@ def _check_directives(bench: Benchmark, phase: Phase) -> list[Problem]:
             if name not in bench.sheets:
                 message = f"phase refers to sheet {name!r}, but there is no {name}.md"
                 problems.append(Problem(file=file, line=number, message=message))
-    return problems
-
-
-_SAY_WORDS = r"(?i:say|tell|mention|reply|answer|write)\b"  # what the scripted persona sends (any case)
-_DIRECTIVE_START = re.compile(rf"(?:{_SAY_WORDS}|Ask\b|Edit\s|Add to\s)")
-_LOWER_SAY_START = re.compile(r"(?:say|tell|mention|reply|answer|write)\b")
-_SAY_START = re.compile(_SAY_WORDS)
-_MID_LINE = (
-    re.compile(r"[.!?…][\"”’)]*\s+(?P<word>Say|Tell)\b(?!\s+(?:the\s+)?`)"),  # "… today. Say …", "… so. Say"
-    re.compile(r"\s(?P<word>Say|Tell):?\s*[\"“]"),  # '… Say: "…"'
-    re.compile(r"\s(?P<word>Edit)\s+[\w-]+\s+\d+\.\d+\s*:"),
-    re.compile(r"\s(?P<word>Add to)\s+[\w-]+\s+category\s+\d+\s*:"),
-)
-_ANCHOR_LINE = re.compile(r"\d{1,2}:\d{2}(?!\d)")
-_DATE_LINE = re.compile(r"\d{4}-\d{2}-\d{2}\b")
-_WRAPPED = (
-    "a directive word starts a wrapped line: put the directive on its own line (blank line before) or re-wrap "
-    "the paragraph"
-)
-
-
-def _line_kinds(lines: list[tuple[int, str]]) -> list[str]:
-    """Each phase line as blank, heading, fence, check, anchor, directive or prose."""
-    kinds: list[str] = []
-    in_fence = False
-    for raw in (text for _, text in lines):
-        stripped = raw.strip()
-        previous = kinds[-1] if kinds else "blank"
-        if stripped.startswith("```") or in_fence:
-            kinds.append("fence")  # a code block, its fences included
-            in_fence = in_fence != stripped.startswith("```")
-        elif not stripped:
-            kinds.append("blank")
-        elif stripped.startswith("#"):
-            kinds.append("heading")
-        elif "❓" in stripped[:3] or (
-            previous == "check" and (raw[:1].isspace() or stripped.lower().startswith("correct answer:"))
-        ):
-            kinds.append("check")
-        elif _ANCHOR_LINE.match(stripped) or _DATE_LINE.match(stripped):
-            kinds.append("anchor")  # a date line counts as one here
-        elif _DIRECTIVE_START.match(directive_text(raw)):
-            kinds.append("directive")
-        else:
-            kinds.append("prose")
-    return kinds
-
-
-def _check_directive_placement(bench: Benchmark, phase: Phase) -> list[Problem]:
-    """Directive words where the scripted persona misreads them: starting a line that continues a prose
-    paragraph (it would send a fragment of the prose), inside a prose line (never carried out), or a
-    ``Say`` that continues on the next line (only its first line is sent)."""
-    lines = phase_lines(bench, phase)
-    kinds = _line_kinds(lines)
-    file = _chapter_file(bench, phase)
-    problems: list[Problem] = []
-    for k, ((number, raw), kind) in enumerate(zip(lines, kinds, strict=True)):
-        previous = kinds[k - 1] if k else "blank"
-        text = raw.strip()
-        bullet = text[:1] in "-•*" and text[1:2] == " "
-        if kind == "directive" and not bullet:
-            lower_wrap = _LOWER_SAY_START.match(text) and previous in ("prose", "anchor", "directive")
-            if previous == "prose" or lower_wrap:
-                problems.append(Problem(file=file, line=number, message=_WRAPPED))
-                continue
-        if kind == "prose" and previous == "directive" and not bullet:
-            said = directive_text(lines[k - 1][1])
-            unclosed = said.count('"') % 2 == 1 or said.count("“") > said.count("”")
-            if (
-                (text[:1].islower() or unclosed)
-                and _SAY_START.match(said)
-                and not _SHEET_MENTION.search(said)
-            ):
-                message = (
-                    "a Say/Tell line continues on this line, but only its own line is sent: keep each "
-                    "Say on one line"
-                )
-                problems.append(Problem(file=file, line=number, message=message))
-                continue
-        if kind in ("prose", "anchor", "directive"):
-            body = directive_text(raw)
-            for pattern in _MID_LINE:
-                if match := pattern.search(body, 1):
-                    message = (
-                        f"'{match.group('word')}' in the middle of a line is never carried out as a directive "
-                        f"by the scripted persona: put the directive on its own line (blank line before)"
-                    )
-                    problems.append(Problem(file=file, line=number, message=message))
-                    break
     return problems
 
 
@@ -260,16 +217,35 @@ def _relative(file: str) -> str:
         return file
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
 def main_validate(paths: list[Path]) -> int:
-    """Validate each benchmark folder, print problems and summaries; 1 if any problem, else 0."""
+    """Validate each benchmark folder: print its problems, then its warnings (``file:line: warning: …``),
+    its summary and a verdict; 1 if any folder has a problem, else 0. A plain file among the paths (``mmb-tui
+    validate benchmarks/*`` meets any file kept beside the folders) is skipped with a note."""
     failed = False
     for path in paths:
-        bench, problems = validate_benchmark(path)
-        for problem in problems:
+        if path.is_file():
+            print(f"{_relative(str(path))}: skipped (a file, not a benchmark folder)")
+            continue
+        found = validate(path)
+        for problem in found.problems:
             print(problem.model_copy(update={"file": _relative(problem.file)}))
-        if bench is not None:
-            print(summary(bench))
-        verdict = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}" if problems else "OK"
+        for warning in found.warnings:
+            print(
+                warning.model_copy(
+                    update={"file": _relative(warning.file), "message": f"warning: {warning.message}"}
+                )
+            )
+        if found.bench is not None:
+            print(summary(found.bench))
+        warned = _count(len(found.warnings), "warning") if found.warnings else ""
+        if found.problems:
+            verdict = _count(len(found.problems), "problem") + (f", {warned}" if warned else "")
+        else:
+            verdict = "OK" + (f" ({warned})" if warned else "")
         print(f"{_relative(str(path))}: {verdict}")
-        failed = failed or bool(problems)
+        failed = failed or bool(found.problems)
     return 1 if failed else 0
