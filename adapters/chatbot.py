@@ -1,14 +1,16 @@
 """``chatbot``: the control. A model with the whole conversation in its context and no memory management.
 
-``start_new_conversation`` is a no-op, so its context is never cleared. The history lives in
+``start_new_conversation`` is a no-op, so its context is never cleared (``supports_new_conversation`` is
+False: the persona is told that it still sees the whole chat). The history lives in
 ``results/<run>/agent/chatbot.jsonl``; state.json keeps only how many lines are committed and the reply
-counter. Options: ``model`` (default ``scripted/recall``), ``system_prompt``.
+counter. Options: ``model`` (default ``scripted/recall``), ``system_prompt``. A reply may take as long as the
+model's entry allows (``timeout`` × its attempts and the waits between them: ``reply_timeout``).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from adapters.base import AdapterContext, AdapterError, BaseAdapter
 from adapters.options import check_known, opt_str
@@ -16,6 +18,14 @@ from engine.models.base import ChatModel, Message, ModelError
 from engine.sanitize import valid_text
 
 SYSTEM = "You are a helpful personal assistant. Be concise and exact with numbers and dates."
+
+
+@runtime_checkable
+class _Bounded(Protocol):
+    """A model whose calls have a known longest duration (an endpoint's ``timeout`` and ``max_retries``)."""
+
+    @property
+    def longest_call(self) -> float: ...
 
 
 class ChatbotAdapter(BaseAdapter):
@@ -32,6 +42,8 @@ class ChatbotAdapter(BaseAdapter):
         self.system = opt_str(options, "system_prompt", SYSTEM, allow_empty=True) or ""
         self._system_message: Message = {"role": "system", "content": self.system}
         self.model: ChatModel = ctx.make_model(self.model_name)
+        # a reply is one model call: the engine waits as long as the model's entry lets that call take
+        self.reply_timeout = self.model.longest_call if isinstance(self.model, _Bounded) else None
         self.path = ctx.run_dir / "agent" / "chatbot.jsonl"
         self.history: list[Message] = []
         self.virtual_time = False

@@ -105,6 +105,7 @@ class LocalAgentAdapter(BaseAdapter):
     supports_new_conversation = True
     supports_virtual_time = True
     default_start_timeout = 60.0
+    reply_timeout: float  # the ``reply_timeout`` run key: the adapter's bound on a reply, and the engine's
 
     def __init__(self, ctx: AdapterContext) -> None:
         super().__init__(ctx)

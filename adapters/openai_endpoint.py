@@ -26,6 +26,7 @@ class OpenAIEndpointAdapter(BaseAdapter):
 
     name = "openai-endpoint"
     supports_new_conversation = True
+    reply_timeout: float  # the ``reply_timeout`` run key: the adapter's bound on a reply, and the engine's
 
     def __init__(self, ctx: AdapterContext) -> None:
         super().__init__(ctx)

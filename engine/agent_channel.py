@@ -16,11 +16,13 @@ from engine.events import (
     SessionSwitched,
 )
 from engine.grading import keep_exchange
+from engine.premises import log_sent
 from engine.recorder import ChannelRecorder
 from engine.run_parts import RunSettings
 from engine.sanitize import shorten_reply, valid_text
 
 REPLY_PREFIX = "The assistant replied:"
+REPLY_MARGIN = 30.0  # seconds the engine waits beyond the longest reply an adapter's own settings allow
 REDELIVERY: dict[Delivery, Redelivery] = {
     "replied": "collected",
     "unanswered": "duplicated",
@@ -45,6 +47,12 @@ class AgentChannel:
         self.virtual_time = virtual_time  # the benchmark runs on virtual time (its Time Master is on)
         self.last_activity = monotonic()  # the last reply, for adapters that cannot say they sleep
 
+    def reply_timeout(self) -> float:
+        """How long one reply may take: the engine's default, or longer when the adapter's own settings allow
+        a longer reply (a reply_timeout run key, the retries of the model playing the agent)."""
+        own, default = self.adapter.reply_timeout, self.settings.agent_reply_timeout
+        return default if own is None else max(default, own + REPLY_MARGIN)
+
     async def deliver(self, text: str, in_flight: bool = False) -> str:
         """Send one persona message and collect the agent's replies until it is idle or quiet.
 
@@ -56,16 +64,18 @@ class AgentChannel:
         with rec.liveness.waiting("agent reply"):
             delivery = await self.adapter.check_delivery(text) if in_flight else "absent"
             redelivery = REDELIVERY[delivery]
-            rec.emit(MessageSent(text=text, redelivery=redelivery))
+            sent = MessageSent(text=text, redelivery=redelivery)
+            rec.emit(sent)  # stamps its transcript number
             rec.state.messages_sent += 1
+            log_sent(rec.state, sent.n, text, stamp.date())
             if redelivery != "collected":
                 if not self.adapter.checkpointed:  # a resume must know every message sent before this one
                     await rec.flushed()
                 try:
-                    await asyncio.wait_for(self.adapter.send_message(text), settings.agent_reply_timeout)
+                    await asyncio.wait_for(self.adapter.send_message(text), self.reply_timeout())
                 except TimeoutError:
                     raise AdapterError(
-                        f"the agent did not take the message within {settings.agent_reply_timeout:g} s"
+                        f"the agent did not take the message within {self.reply_timeout():g} s"
                     ) from None
             replies = await self._collect()
         keep_exchange(rec.state, text, replies)
@@ -101,10 +111,10 @@ class AgentChannel:
                     break
             elif replies and monotonic() - last >= settings.agent_quiet_seconds:
                 break
-            if monotonic() - (last if replies else started) > settings.agent_reply_timeout:
+            if monotonic() - (last if replies else started) > self.reply_timeout():
                 if replies:
                     break
-                raise AdapterError(f"no reply from the agent within {settings.agent_reply_timeout:g} s")
+                raise AdapterError(f"no reply from the agent within {self.reply_timeout():g} s")
             await asyncio.sleep(settings.agent_poll_seconds)
         return replies
 

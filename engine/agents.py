@@ -104,8 +104,15 @@ class AgentAdapter(ABC):
 
     Class attributes:
         name: the agent's name in events and reports (``chatbot``, ``hermes``).
-        supports_new_conversation: ``start_new_conversation`` really clears the agent's context.
+        supports_new_conversation: a new session (``start_new_conversation``: ``bench.newSession()``, the
+            operator's action) clears the agent's context, its long-term memory kept. False (the default,
+            with the no-op ``start_new_conversation``; ``chatbot``): the agent still sees the whole
+            conversation after it. The persona's session-switch note says which (``session_switch_note``),
+            and a report can say whether the context was ever cleared.
         supports_virtual_time: ``set_virtual_time`` moves the agent's clock (multi-day scenarios need it).
+        reply_timeout: the longest one reply may take by the adapter's own settings (its ``reply_timeout``
+            run key, the agent's model entry's ``timeout`` and ``max_retries``), in seconds, or None (the
+            adapter sets no bound): the engine waits at least this long before it takes the agent for failed.
         checkpointed: the agent's whole conversation is in ``export_state``, so the checkpoint is exact
             and a message in flight at a kill never arrived; otherwise the engine writes the checkpoint
             before each message, so that a resume knows every message sent before the one in flight.
@@ -118,6 +125,7 @@ class AgentAdapter(ABC):
     name: ClassVar[str] = ""
     supports_new_conversation: ClassVar[bool] = False
     supports_virtual_time: ClassVar[bool] = False
+    reply_timeout: float | None = None  # seconds one reply may take by the adapter's settings (see above)
     checkpointed: bool = False  # the whole conversation lives in export_state (see check_delivery)
 
     def __init__(self, ctx: AdapterContext) -> None:

@@ -31,7 +31,7 @@ from pydantic import TypeAdapter
 
 from engine.events import EvaluationLogged, Event, JudgeGraded, OperatorActed, ToolCalled
 from engine.models.base import Message
-from engine.state import RunState, StateSaveError, journal_path
+from engine.state import RunState, SentMessage, StateSaveError, journal_path
 
 _JSON = TypeAdapter(Any)
 _SLACK = 256 * 1024  # a journal is rewritten once it holds this much more than twice what is live
@@ -49,6 +49,10 @@ def _line(record: dict[str, Any], **raw: bytes) -> bytes:
     head = _JSON.dump_json(record)
     spliced = b"".join(b',"%s":%s' % (key.encode(), value) for key, value in raw.items())
     return (head[:-1] + spliced + b"}\n") if record else (b"{" + spliced[1:] + b"}\n")
+
+
+def _sent_line(sent: SentMessage) -> bytes:
+    return _line({"sent": [sent.n, sent.phase, sent.keys]})
 
 
 class Journal:
@@ -75,6 +79,8 @@ class Journal:
         self._live = 0  # about the bytes a new generation would hold (the rest a reader reads is waste)
         self._observations: list[Any] | None = None
         self._observation_lines: list[bytes] = []
+        self._sent: list[Any] | None = None  # the state's sent_log journaled (the same list), and its length
+        self._sent_count = 0
         self._dirty_checks: set[str] = set()
         self._dirty_sheets = False
         self._obsolete: list[tuple[int, Path]] = []  # older generations, removed once a newer one is named
@@ -102,7 +108,7 @@ class Journal:
             if lines is None:
                 self._start_generation(state, self._snapshot(state))
             elif self._size + sum(map(len, lines)) > 2 * self._live + _SLACK:
-                self._start_generation(state, self._live_lines())
+                self._start_generation(state, self._live_lines(state))
             elif lines:
                 self._append(b"".join(lines))
         except OSError:
@@ -148,6 +154,8 @@ class Journal:
             or state.judge_grades is not self._judge_grades
             or state.agent_observations is not self._observations
             or len(state.agent_observations) < len(self._observation_lines)
+            or state.sent_log is not self._sent
+            or len(state.sent_log) < self._sent_count
             or state.sheets.keys() != self._sheets.keys()
         ):
             return None
@@ -197,6 +205,11 @@ class Journal:
             self._observation_lines.append(line)
             self._live += len(line)
             lines.append(line)
+        for sent in state.sent_log[self._sent_count :]:
+            line = _sent_line(sent)
+            self._live += len(line)
+            lines.append(line)
+        self._sent_count = len(state.sent_log)
         return lines
 
     def _context_changes(self, messages: list[Message]) -> list[bytes]:
@@ -243,11 +256,12 @@ class Journal:
         self._observation_lines = [
             _line({}, observation=o.model_dump_json().encode()) for o in state.agent_observations
         ]
+        self._sent, self._sent_count = state.sent_log, len(state.sent_log)
         self._dirty_checks.clear()
         self._dirty_sheets = False
-        return self._live_lines()
+        return self._live_lines(state)
 
-    def _live_lines(self) -> list[bytes]:
+    def _live_lines(self, state: RunState) -> list[bytes]:
         """The lines of a new generation holding what is journaled (and ``_live`` counted again)."""
         lines = [
             *self._message_lines,
@@ -256,6 +270,7 @@ class Journal:
             _line({"changed_at": self._changed_at}),
             *self._grade_lines.values(),
             *self._observation_lines,
+            *(_sent_line(sent) for sent in state.sent_log[: self._sent_count]),
         ]
         self._live = sum(map(len, lines))
         return lines

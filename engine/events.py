@@ -120,6 +120,9 @@ class EvaluationLogged(_Event):
         ""  # non-empty: the grade's premise failed (a persona slip); left out of the agent's score
     )
     replaces: str = ""  # a regrade: the grade it replaces, e.g. "10/10, attempt 1 (#57)"
+    premise: list[str] = Field(
+        default_factory=list
+    )  # what the premise check looked for in the transcript (values, facts); empty: nothing to check
 
 
 class JudgeGraded(_Event):

@@ -1,10 +1,13 @@
 """The grading contract and the persona's fidelity: a grade counts only when its premise held.
 
 ``log_evaluation`` is accepted only for a check of the current phase that was asked (a message went to the
-agent after the phase began); attempt 2 only after attempt 1 of that check and a further message; every
-argument problem is reported at once. When a check is graded, each fact it declares in KEY.md (``uses:``)
-must hold the value the benchmark's directives lead to and be told after its last change: otherwise the
-grade measures the persona, not the agent, and is kept as a **persona fault**, out of the agent's score.
+agent after the phase began), alone in its message; attempt 2 only after attempt 1 of that check and a
+further message, and final (a later attempt 1 is refused); every argument problem is reported at once.
+When a check is graded, its premise is read from the transcript (``engine/premises.py``): the values its
+correct answer states, told before the question and after their last change. A fact the benchmark directs
+(an ``Edit``/``Add to`` line) must also hold the directed text. Otherwise the grade measures the persona,
+not the agent, and is kept as a **persona fault** with its evidence, out of the agent's score; the persona
+is only told that the grade was set aside (the evidence is for the transcript and the report).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from engine.benchmark.model import DELETED, Benchmark, Check, Phase
 from engine.benchmark.templates import render_templates
 from engine.events import EvaluationLogged, Event
 from engine.persona.notebook import ToolError
+from engine.premises import premise_of
 from engine.state import RunState
 
 MAX_KEPT_REPLIES = 6  # agent replies kept for the next grade
@@ -100,6 +104,21 @@ def evaluation_problems(
             )
         previous = state.evaluations.get(check_id)
         asked_since = state.messages_sent > state.graded_at.get(check_id, -1)
+        if (
+            attempt == 1
+            and previous is not None
+            and previous.attempt == 2
+            and previous.phase_index == state.phase_index
+        ):
+            problems.append(
+                f"check {check_id} already has its final grade (attempt 2, #{previous.n}); grade the next check"
+            )
+        several = checks_asked(question_message(state, check.question), phase, state)
+        if len(several) > 1:
+            problems.append(
+                f"the message you grade asked several checks at once ({', '.join(several)}): ask one question "
+                f"per message, each alone with send_message, then grade each reply"
+            )
         if attempt == 2:
             if previous is None or previous.phase_index != state.phase_index:
                 problems.append(
@@ -131,7 +150,8 @@ def log_evaluation(
         raise ToolError("log_evaluation refused: " + "; ".join(problems))
     effective = score * (0.5 if attempt == 2 else 1.0)
     replaces = replaced_text(state, check_id)
-    fault = "; ".join(premise_faults(state, bench, check))
+    premise = premise_of(state, bench, check, question_number(state, check_id, check.question, attempt))
+    fault = "; ".join(directed_faults(state, bench, check) + premise.faults)
     event = EvaluationLogged(
         check_id=check_id,
         score=score,
@@ -145,6 +165,7 @@ def log_evaluation(
         phase_index=state.phase_index,
         replies=list(state.last_replies),
         persona_fault=fault,
+        premise=premise.checked,
         replaces=replaces,
     )
     emit(event)  # stamps its transcript number
@@ -156,7 +177,11 @@ def log_evaluation(
     if replaces:
         result += f" This regrade replaces the earlier grade {replaces}; both stay in the record."
     if fault:
-        result += f" Recorded as a persona fault (not the assistant's score): {fault}."
+        result += (
+            " This grade is set aside (not the assistant's score): what the check asks was not told to the "
+            "assistant as the phase says before the question. Tell each change the phase describes before you "
+            "ask about it; carry on with the next step."
+        )
     return result
 
 
@@ -168,14 +193,15 @@ def replaced_text(state: RunState, check_id: str) -> str:
     return f"{previous.score:g}/10, attempt {previous.attempt} (#{previous.n})"
 
 
-def premise_faults(state: RunState, bench: Benchmark, check: Check) -> list[str]:
-    """Why the grade of ``check`` would measure the persona: its declared facts do not hold what the
-    benchmark says they hold at this point, or were changed and not told since. Empty: the premise held."""
-    deps = dependencies_of(bench, check.id)
-    if not deps:
-        return []
+def directed_faults(state: RunState, bench: Benchmark, check: Check) -> list[str]:
+    """The facts ``check`` declares (KEY.md ``uses:``) that an ``Edit``/``Add to`` line of the benchmark
+    directs, up to this phase, and that do not hold what the directives lead to at the check's line. A fact no line directs may hold
+    whatever the persona wrote following the phase's prose: whether it was told is the transcript's
+    business (``engine/premises.py``)."""
     faults: list[str] = []
-    for sheet_name, fact_id in deps:
+    for sheet_name, fact_id in dependencies_of(bench, check.id):
+        if not _directed(bench, state.phase_index, sheet_name, fact_id):
+            continue
         want = expected_fact(bench, state.phase_index, check.line, sheet_name, fact_id)
         if want is None:
             continue
@@ -184,10 +210,68 @@ def premise_faults(state: RunState, bench: Benchmark, check: Check) -> list[str]
         have = fact.text if fact else DELETED
         want_text = render_templates(want, state.start_date)
         if not same_text(have, want_text):
-            faults.append(f"{sheet_name} {fact_id} holds {_quote(have)}, expected {_quote(want_text)}")
-        elif want_text.strip() != DELETED and fact_id not in state.told.get(sheet_name, []):
-            faults.append(f"{sheet_name} {fact_id} was never told to the assistant after its last change")
+            faults.append(
+                f"{sheet_name} {fact_id} holds {_quote(have)}, the benchmark directs {_quote(want_text)}"
+            )
     return faults
+
+
+def _directed(bench: Benchmark, phase_index: int, sheet: str, fact_id: str) -> bool:
+    """Whether a directive of this phase or an earlier one changes the fact (then the benchmark states what
+    it holds at each check: a check asked before or after its phase's edit as written)."""
+    return any(
+        (d.sheet, d.fact_id) == (sheet, fact_id)
+        for index in range(phase_index + 1)
+        for d in directives_of(bench, index)
+    )
+
+
+def question_message(state: RunState, question: str) -> str:
+    """The latest message since the last grade that asks ``question`` (else the latest message)."""
+    rendered = render_templates(question, state.start_date)
+    return next(
+        (text for text in reversed(state.sent_since_grade) if looks_asked(rendered, [text])),
+        state.sent_since_grade[-1] if state.sent_since_grade else "",
+    )
+
+
+def question_number(state: RunState, check_id: str, question: str, attempt: int) -> int:
+    """Which message (1-based over the run) asked the check graded now: for attempt 2, the one attempt 1
+    answered; else the latest message since the last grade that looks like the question."""
+    previous = state.evaluations.get(check_id)
+    if attempt == 2 and previous is not None:
+        return state.graded_at.get(check_id, state.messages_sent)
+    rendered = render_templates(question, state.start_date)
+    sent = state.sent_since_grade
+    for back, text in enumerate(reversed(sent)):
+        if looks_asked(rendered, [text]):
+            return state.messages_sent - back
+    return state.messages_sent
+
+
+_QUESTION = re.compile(r"[^?.!\n]*\?")
+
+
+def checks_asked(message: str, phase: Phase, state: RunState) -> list[str]:
+    """The checks of ``phase`` a message asks, one per question sentence that matches one check best (at
+    least half of that check's question words): more than one means several questions in one message."""
+    asked: list[str] = []
+    questions = {c.id: content_words(render_templates(c.question, state.start_date)) for c in phase.checks}
+    for sentence in _QUESTION.findall(message):
+        words = content_words(sentence)
+        scores = sorted(
+            (
+                (len(words & wanted) / len(wanted), check_id)
+                for check_id, wanted in questions.items()
+                if wanted
+            ),
+            reverse=True,
+        )
+        if not scores or scores[0][0] < 0.5 or (len(scores) > 1 and scores[1][0] == scores[0][0]):
+            continue
+        if scores[0][1] not in asked:
+            asked.append(scores[0][1])
+    return asked
 
 
 def directive_problems(state: RunState, bench: Benchmark) -> list[str]:

@@ -22,7 +22,7 @@ from engine.commands import (
 )
 from engine.events import OperatorActed, OperatorAction
 from engine.persona.notebook import Notebook, ToolError
-from engine.phases import SESSION_SWITCH_NOTE
+from engine.phases import session_switch_note
 from engine.recorder import Recorder
 
 
@@ -123,13 +123,15 @@ class OperatorDesk:
             case NewSession():
                 run.emit(OperatorActed(action="new_session"))
                 if await run.new_session(by_operator=True):
-                    run.append_message({"role": "user", "content": f"[Platform note: {SESSION_SWITCH_NOTE}]"})
+                    clears = run.adapter.supports_new_conversation
+                    note = session_switch_note(clears)
+                    run.append_message({"role": "user", "content": f"[Platform note: {note}]"})
                     result = CommandResult(
                         ok=True,
                         message="the agent is in a new session"
-                        if run.adapter.supports_new_conversation
+                        if clears
                         else f"{run.adapter.name} has no sessions: its context stays as it is"
-                        " (the persona is told of a new session all the same)",
+                        " (the persona is told that it still sees the whole chat)",
                     )
                 else:
                     result = CommandResult(

@@ -10,7 +10,7 @@ from engine.benchmark.directives import directives_of
 from engine.benchmark.jsblock import JsBlockError, run_block
 from engine.benchmark.model import Benchmark
 from engine.events import ErrorOccurred, Event, PhaseStarted
-from engine.phases import SESSION_SWITCH_NOTE, render_phase
+from engine.phases import render_phase, session_switch_note
 from engine.state import RunState
 
 _VARS = ("require_all_facts", "require_all_checks")
@@ -33,11 +33,13 @@ async def start_phase(
     index: int,
     new_session: Callable[[], Awaitable[bool]],
     emit: Callable[[Event], None],
+    clears_context: bool = True,
 ) -> None:
     """Make phase ``index`` current: run its js block, keep its gates, render its text, emit ``PhaseStarted``.
 
     A js error is reported with its chapter line and the phase goes on without the block's vars. After a
-    session switch the persona is told that the assistant no longer sees the conversation.
+    session switch the persona is told what it means for this agent: ``clears_context`` (the adapter's
+    ``supports_new_conversation``) says whether the assistant no longer sees the conversation or still does.
     """
     phase = bench.phases[index]
     state.phase_index = index
@@ -57,7 +59,7 @@ async def start_phase(
     directed = bool(directives_of(bench, index))
     text = render_phase(phase, len(bench.phases), state.start_date, state.phase_vars, directed)
     if host.switched:
-        text += f"\n\n[Platform note: {SESSION_SWITCH_NOTE}]"
+        text += f"\n\n[Platform note: {session_switch_note(clears_context)}]"
     state.phase_text = text
     emit(
         PhaseStarted(

@@ -17,6 +17,16 @@ SESSION_SWITCH_NOTE = (
     "the assistant has just started a new conversation. It no longer sees anything of your chat so far; "
     "it keeps only what it stored in its long-term memory. Talk to it as you would after a break."
 )
+SESSION_KEPT_NOTE = (
+    "the assistant has just started a new conversation, but this assistant keeps its whole chat history "
+    "across conversations: it still sees everything of your chat so far. Talk to it as you would after a break."
+)
+
+
+def session_switch_note(clears_context: bool) -> str:
+    """What the persona is told of a new agent session, true for the agent at hand: whether the switch clears
+    the agent's context is the adapter's ``supports_new_conversation`` (``chatbot``: it does not)."""
+    return SESSION_SWITCH_NOTE if clears_context else SESSION_KEPT_NOTE
 
 
 def render_phase(
@@ -60,7 +70,7 @@ def gate_problems(state: RunState, bench: Benchmark, now: datetime) -> list[str]
     """What next_phase is waiting for; empty when the phase may end."""
     phase = bench.phases[min(state.phase_index, len(bench.phases) - 1)]
     problems: list[str] = directive_problems(state, bench)
-    notebook = Notebook(state)
+    notebook = Notebook(state, bench)
     for sheet_name in required_sheets(state.phase_vars):
         if sheet_name not in state.sheets:
             continue

@@ -12,6 +12,12 @@ With a judge (``engine/judge_role.py``) the figures count the grades ``lead`` na
 judge's, or the lower of both: ``engine/report_judge.py``) and the headline says which; each imperfect answer
 shows both grades side by side, a ``Judge:`` line gives the agreement, and every disagreement is listed in
 full. Without one the entry is as it was before.
+
+What can be trusted (issue 21, ``engine/report_trust.py``): a ``Memory:`` line beside the headline scores the
+checks asked after the agent's context was last cleared, beside the score of an agent that remembers nothing; a
+``Context:`` line says when the context was cleared, or that the run measures in-context recall; a ``Persona
+reliability:`` line counts the persona's model calls, refused calls, guard trips, replaced grades and faults; a
+persona fault shows the judge's grade of the same answer too.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from engine.models.judges import PASS_SCORE
 from engine.prices import priced_tokens_label
 from engine.provenance import Provenance
 from engine.report_judge import LEADS, Tally, agreement, current_grades, disagreements, not_judged, tally
+from engine.report_trust import fault_count, persona_line, trust_lines, unchecked_premises
 from engine.sanitize import printable
 from engine.state import RunState
 
@@ -82,8 +89,16 @@ def format_entry(run: RunSummary, now: datetime | None = None) -> str:
     incomplete = _incomplete_line(run, graded=graded, planned=len(planned))
     if incomplete:
         lines.append("📊 " + incomplete)
+    records = (state.persona_record, state.agent_observations)
+    trust = trust_lines(bench, state.evaluations, state.judge_grades, run.lead, *records)
+    lines.extend("📊 " + line for line in trust)  # the memory score beside the headline, the context line
     lines.extend("📊 " + line for line in figures)
-    lines.extend("📊 " + line for line in _provenance_lines(run))
+    lines.extend("📊 " + line for line in provenance_lines(bench.name, run.agent, run.provenance))
+    faults = fault_count(bench, state.evaluations)
+    lines.append(
+        "📊 "
+        + persona_line(state.persona_record, run.tokens, faults, unchecked_premises(bench, state.evaluations))
+    )
     if bench.time_master:
         start = (
             bench.start_time.strftime("%Y-%m-%d %H:%M")
@@ -145,7 +160,10 @@ def grade_lines(
         lines.append("Graded but not in the benchmark (left out): " + ", ".join(unknown))
     if faults:
         lines.append(f"Persona faults ({len(faults)}, left out of the score):")
-        lines.extend(_fault_line(e, question_of(e.check_id), checks[e.check_id].types) for e in faults)
+        judged = current_grades(faults, judge_grades)  # a faulted check's judge grade, shown, never counted
+        for e in faults:
+            judge = _judge_part(e, judged.get(e.check_id)) if lead is not None else ""
+            lines.append(_fault_line(e, question_of(e.check_id), checks[e.check_id].types, judge))
     imperfect = [e for e in counted if main.scores.get(e.check_id, 10) < 10]
     if imperfect:
         lines.append(f"Imperfect answers ({len(imperfect)}):")
@@ -266,11 +284,13 @@ def _types(types: list[str]) -> str:
     return "".join(f" [{t}]" for t in types)
 
 
-def _fault_line(e: EvaluationLogged, question: str, types: list[str]) -> str:
+def _fault_line(e: EvaluationLogged, question: str, types: list[str], judge: str = "") -> str:
+    """``⚠ (id) [TYPE] question | graded: 0/10, not counted | fault: <why> | judge: [10/10] <comment>
+    [transcript #n]`` (``judge``: its part, with a judge)."""
     attempt = ", 2nd attempt" if e.attempt == 2 else ""
     return (
         f"⚠ ({e.check_id}){_types(types)} {question} | graded: {_num(e.effective)}/10{attempt}, not counted"
-        f" | fault: {one_line(e.persona_fault, 300)} [transcript #{e.n}]"
+        f" | fault: {one_line(e.persona_fault, 300)}{judge} [transcript #{e.n}]"
     )
 
 
@@ -321,12 +341,12 @@ def _per_type(scores: dict[str, float], types: dict[str, list[str]]) -> dict[str
     return {t: (sum(v) / len(v), len(v)) for t, v in sorted(buckets.items())}
 
 
-def _provenance_lines(run: RunSummary) -> list[str]:
-    p = run.provenance
+def provenance_lines(bench: str, agent: str, p: Provenance) -> list[str]:
+    """What produced an entry's grades (a run's entry and a regrade's): benchmark, persona, agent, config."""
     return [
-        f"Benchmark: {run.bench.name} · content {p.benchmark_hash or '?'} · MarathonMemBench {p.version or '?'}",
+        f"Benchmark: {bench} · content {p.benchmark_hash or '?'} · MarathonMemBench {p.version or '?'}",
         f"Persona: {p.persona or '?'} · prompt {p.prompt_hash or '?'}",
-        f"Agent: {run.agent} · model {p.agent_model or '?'}",
+        f"Agent: {agent} · model {p.agent_model or '?'}",
         f"Config: {p.config_hash or '?'}",
     ]
 

@@ -1,6 +1,7 @@
 """An answer's line of a report entry read back (``engine/report_parse.py`` reads the rest): an imperfect
 answer (``[score] (id) …``), a persona fault (``⚠ (id) …``) and, in a run with a judge, a disagreement
-(``≠ (id) …``), with both grades where the entry has them (``… | persona: [10/10] … | judge: [0/10] …``).
+(``≠ (id) …``), with both grades where the entry has them (``… | persona: [10/10] … | judge: [0/10] …``; a
+persona fault: ``… | fault: <why> | judge: [10/10] …``).
 Entries written before the judge, before issue 9 (``got:`` the persona's summary) and before the check
 types read as they always did.
 """
@@ -48,6 +49,8 @@ class PersonaFault:
     fault: str
     transcript_n: int | None = None
     types: list[str] = field(default_factory=list)
+    judge_score: float | None = None  # with a judge: its grade of the same answer, as it would count
+    judge: str = ""  # with a judge: its comment, or why it gave no grade
 
 
 def _link(text: str) -> tuple[str, int | None]:
@@ -147,6 +150,12 @@ def parse_fault(line: str) -> PersonaFault | None:
     rest, transcript_n = _link(rest)
     question, _, after = rest.partition(" | graded: ")
     graded, _, fault = after.partition(" | fault: ")
+    judge_score: float | None = None
+    judged = ""
+    head, judge_sep, judge_part = fault.rpartition(" | judge: ")
+    if judge_sep and _GRADE.match(judge_part) is not None:  # a run with a judge: its grade, never counted
+        fault = head
+        judge_score, judged = _grade(judge_part)
     return PersonaFault(
         check_id=match["id"].strip(),
         question=question.strip(),
@@ -154,6 +163,8 @@ def parse_fault(line: str) -> PersonaFault | None:
         fault=fault.strip(),
         transcript_n=transcript_n,
         types=types,
+        judge_score=judge_score,
+        judge=judged.strip(),
     )
 
 

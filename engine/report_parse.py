@@ -14,7 +14,9 @@ score line) and today's (wall-clock UTC dates, ``Score:`` headline, ``got:`` the
 the check types after the check id, an ``Entry:`` id that tells identical entries apart), and those of a run
 with a judge (issue 14: the headline says whose grades it counts, a ``Judge:`` line with the agreement, both
 grades on each imperfect answer, ``≠`` lines for the disagreements) and of a regrade (its header ends with
-`` · regrade by <judge> of the entry of <date>``).
+`` · regrade by <judge> of the entry of <date>``), and what can be trusted (issue 21: the ``Memory:`` score beside
+the headline with an amnesiac's, the ``Context:`` line, the ``Persona reliability:`` counts, a persona fault's
+judge grade).
 
 Figures take one prefix lookup per line; imperfect answers and persona faults are parsed when asked for.
 """
@@ -62,6 +64,13 @@ _EVALUATIONS = re.compile(r"^Evaluations:\s*(?P<count>\d+)(?:,\s*average\s*(?P<a
 _COVERAGE = re.compile(r"^Check coverage:\s*(?P<value>\S+)")
 _RUN_TIME = re.compile(r"^Run time:\s*(?P<value>.+)$")
 _ENTRY_ID = re.compile(r"^Entry:\s*(?P<id>\S+)")
+_MEMORY = re.compile(
+    r"^Memory:\s*(?:(?P<score>[\d.]+)/10)?(?:.*?over\s+(?:\d+\s+of\s+)?(?P<checks>\d+)\s+checks?)?"
+    r"(?:.*remembers nothing:\s*(?P<amnesiac>[\d.]+)/10)?"
+)
+_CONTEXT = re.compile(r"^Context:\s*(?P<text>.+)$")
+_PERSONA_RELIABILITY = re.compile(r"^Persona reliability:\s*(?P<text>.+)$")
+_COUNT = re.compile(r"^(?P<what>[a-z][a-z -]*?)\s+(?P<n>\d+)(?:\s+\((?P<parts>[^)]*)\))?$")
 _PER_TYPE = re.compile(r"(?P<type>[A-Z][A-Z-]*)\s+(?P<avg>[\d.]+)\s*\((?P<count>\d+)\)")
 _REAL_DATE = "%Y-%m-%d %H:%M"
 
@@ -96,6 +105,17 @@ class ReportEntry:
     prompt_hash: str = ""
     agent_model: str = ""
     config_hash: str = ""
+    memory: float | None = None  # the score over the checks asked after the context was last cleared
+    amnesiac: float | None = None  # beside it: the score of an agent that remembers nothing, same checks
+    memory_checks: int | None = None  # the checks asked after the context was last cleared (0: never cleared)
+    context: str = ""  # the ``Context:`` line: when the agent's context was cleared, or never
+    persona_counts: dict[str, int] = field(default_factory=dict)  # "model calls", "refused calls", …
+    refused_calls: dict[str, int] = field(default_factory=dict)  # refused persona tool calls by tool
+
+    @property
+    def context_cleared(self) -> bool | None:
+        """Whether the context was cleared before a graded check (None: an entry without the line)."""
+        return None if not self.context else self.context.startswith("cleared")
 
     def __post_init__(self) -> None:
         agent, regrade, what = self.agent.partition(REGRADE)
@@ -199,6 +219,30 @@ def _config(entry: ReportEntry, match: re.Match[str]) -> None:
     entry.config_hash = match["hash"]
 
 
+def _memory(entry: ReportEntry, match: re.Match[str]) -> None:
+    entry.memory = float(match["score"]) if match["score"] else None
+    entry.memory_checks = int(match["checks"]) if match["checks"] else 0
+    entry.amnesiac = float(match["amnesiac"]) if match["amnesiac"] else None
+
+
+def _context(entry: ReportEntry, match: re.Match[str]) -> None:
+    entry.context = match["text"].strip()
+
+
+def _persona_reliability(entry: ReportEntry, match: re.Match[str]) -> None:
+    """``model calls 412 · refused calls 3 (log_evaluation 2, facts_mark_told 1) · …``"""
+    for part in match["text"].split(" · "):
+        count = _COUNT.match(part.strip())
+        if count is None:
+            continue
+        entry.persona_counts[count["what"]] = int(count["n"])
+        if count["what"] == "refused calls" and count["parts"]:
+            for item in count["parts"].split(", "):
+                name, _, n = item.rpartition(" ")
+                if name and n.isdigit():
+                    entry.refused_calls[name] = int(n)
+
+
 def _coverage(entry: ReportEntry, match: re.Match[str]) -> None:
     entry.coverage = match["value"]
 
@@ -224,6 +268,9 @@ _FIGURES = {
     "Run time": (_RUN_TIME, _run_time),
     "Entry": (_ENTRY_ID, _entry_id),
     "Judge": (_JUDGE, _judge),
+    "Memory": (_MEMORY, _memory),
+    "Context": (_CONTEXT, _context),
+    "Persona reliability": (_PERSONA_RELIABILITY, _persona_reliability),
 }
 
 

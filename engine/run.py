@@ -12,7 +12,7 @@ import logging
 import uuid
 from typing import Any
 
-from engine import grading
+from engine import grading, persona_record
 from engine.agent_channel import REPLY_PREFIX, AgentChannel
 from engine.agents import AdapterError
 from engine.api import Observer
@@ -36,12 +36,7 @@ from engine.models.base import Completion, ModelError
 from engine.models.tokens import warm_up
 from engine.operator import OperatorDesk
 from engine.persona import hooks
-from engine.persona.context import (
-    compact_state,
-    pending_tool_calls,
-    recent_replies,
-    shorten_replies,
-)
+from engine.persona.context import compact_state, pending_tool_calls, recent_replies, shorten_replies
 from engine.persona.notebook import Notebook, ToolError
 from engine.persona.tools import dispatch, parse_arguments, tool_schemas
 from engine.phase_start import start_phase
@@ -69,10 +64,11 @@ class Run:
         self.provenance = parts.provenance
         self.resumed = parts.resumed
         self.lock = parts.lock
-        self.notebook = Notebook(self.state)
+        self.notebook = Notebook(self.state, self.bench)
         self.recorder = RunRecorder(
             self.run_id, self.run_dir, self.state, self.clock, parts.observers, self._fill_state
         )
+        self.observers.append(persona_record.tally(self.state, self.adapter))  # slips, sessions: the report's
         self.judge = judge.attach(self.recorder) if judge else None  # a second grade of every answer
         self.liveness = self.recorder.liveness  # what the run waits for (``engine/liveness.py``)
         report_retries(self.persona_model, self.recorder)
@@ -376,7 +372,14 @@ class Run:
         return self.bench.phases[min(self.state.phase_index, len(self.bench.phases) - 1)]
 
     async def _start_phase(self, index: int) -> None:
-        await start_phase(self.state, self.bench, index, self.agent.new_session, self.emit)
+        await start_phase(
+            self.state,
+            self.bench,
+            index,
+            self.agent.new_session,
+            self.emit,
+            clears_context=self.adapter.supports_new_conversation,
+        )
 
     def append_message(self, message: dict[str, Any], phase_start: bool = False) -> None:
         if phase_start:

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 from engine.benchmark.model import Sheet
 from engine.events import AgentCompacted, EvaluationLogged, JudgeGraded, RunStatus
 from engine.models.base import Message
+from engine.persona_record import PersonaRecord
 
 STATE_VERSION = 1
 JOURNALED = frozenset(
@@ -35,6 +36,7 @@ JOURNALED = frozenset(
         "graded_at",
         "judge_grades",
         "agent_observations",
+        "sent_log",
     }
 )
 """Fields kept in the journal, not in ``state.json`` (once the state has a journal)."""
@@ -47,6 +49,14 @@ def _upgrade_records(data: Any) -> Any:
             if isinstance(record, dict) and "transcript_n" in record:
                 record.setdefault("n", record.pop("transcript_n"))
     return data
+
+
+class SentMessage(BaseModel):
+    """A message the agent received, as a premise reads it (``engine/premises.py``)."""
+
+    n: int  # its transcript number (the ``message_sent`` event)
+    phase: int  # the phase it was sent in (0-based)
+    keys: str  # what it says, as space-separated keys (``engine/told_values.py``)
 
 
 class RunState(BaseModel):
@@ -91,9 +101,11 @@ class RunState(BaseModel):
         default_factory=list
     )  # persona messages since the last grade (bounded)
     graded_at: dict[str, int] = Field(default_factory=dict)  # check id -> messages_sent at its last grade
+    sent_log: list[SentMessage] = Field(default_factory=list)  # every message the agent received, as keys
     judge_grades: dict[str, JudgeGraded] = Field(default_factory=dict)  # the judge's latest grade per check
     persona_compactions: int = Field(default=0, ge=0)
     agent_observations: list[AgentCompacted] = Field(default_factory=list)
+    persona_record: PersonaRecord | None = None  # slips and new sessions, counted as recorded (None: not yet)
     agent_seq: int = Field(default=0, ge=0)
     adapter_state: dict[str, Any] = Field(default_factory=dict)
 
@@ -273,7 +285,8 @@ def replay_journal(state: RunState, data: bytes) -> None:
     context follows), ``{"sheet": name, "value": sheet}`` is a live sheet, ``{"told": sheet, "ids": [...]}``
     its told marks, ``{"changed_at": {"sheet id": n}}`` change stamps, ``{"grade": check id, "at": messages
     sent, "evaluation": event, "judge": event}`` a check's latest grade and the judge's grade of it (either
-    absent: none), ``{"observation": event}`` an agent compaction."""
+    absent: none), ``{"observation": event}`` an agent compaction, ``{"sent": [n, phase, keys]}`` a message the
+    agent received."""
     messages: list[Message] = []
     state.sheets, state.told, state.changed_at = {}, {}, {}
     for line in data.splitlines():
@@ -305,6 +318,9 @@ def replay_journal(state: RunState, data: bytes) -> None:
                 state.judge_grades[check_id] = JudgeGraded.model_validate(judged)
         elif "observation" in record:
             state.agent_observations.append(AgentCompacted.model_validate(record["observation"]))
+        elif "sent" in record:
+            n, phase, keys = record["sent"]
+            state.sent_log.append(SentMessage(n=n, phase=phase, keys=keys))
         else:
             raise ValueError(f"unknown record {line[:60]!r}")
     state.persona_messages = messages

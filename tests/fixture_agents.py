@@ -7,6 +7,7 @@ Named in test configs as ``fixture_agents:ForgetfulAgent`` (an outside adapter, 
 
 from __future__ import annotations
 
+import asyncio
 from typing import ClassVar
 
 from adapters.base import (
@@ -211,3 +212,15 @@ class UninstallableAgent(ForgetfulAgent):
     def install(cls) -> None:
         cls.installs += 1
         raise AdapterError("npm i openclaw@2026.9.6 failed: no network")
+
+
+class SlowToTakeAgent(ForgetfulAgent):
+    """Takes each message a little longer than the engine's (tuned) default allows, within its own
+    ``reply_timeout``: the engine waits for what the adapter's settings allow."""
+
+    name: ClassVar[str] = "slow_to_take"
+    reply_timeout: ClassVar[float | None] = 5.0
+
+    async def send_message(self, text: str) -> None:
+        await asyncio.sleep(0.05)
+        await super().send_message(text)

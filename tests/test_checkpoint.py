@@ -14,6 +14,7 @@ from engine_helpers import FORGETFUL, fast, make_config, play
 from engine.build import build_run
 from engine.config import Config
 from engine.events import EvaluationLogged, ToolCalled
+from engine.premises import log_sent
 from engine.run import Run
 from engine.state import JOURNALED, RunState, StateError, load_state
 
@@ -129,9 +130,12 @@ def test_a_save_appends_only_what_changed(tmp_path: Path) -> None:
     run.save()
     run.notebook.edit("pets", "1.2", "Rex eats 260 g a day")  # the same change stamp: its event tells
     run.emit(ToolCalled(name="facts_edit", arguments={"sheet": "pets", "id": "1.2"}, result="…"))
+    state.messages_sent += 1  # a message that told 1.1, logged as the agent channel logs it
+    log_sent(state, 99, "Rex is a five-year-old collie", state.start_date)
     run.notebook.mark_told("pets", ["1.1"])
     run.save()
     _same(load_state(run_dir / "state.json"), state)
+    assert load_state(run_dir / "state.json").sent_log == state.sent_log != []
     state.evaluations = dict(state.evaluations)  # replaced wholesale: a new generation holds what is live
     run.save()
     assert state.journal == 2 and _journals(run_dir) == ["journal.2.jsonl"]

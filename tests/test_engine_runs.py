@@ -76,6 +76,7 @@ async def test_gates_block_next_phase_until_facts_are_told(tmp_path: Path) -> No
     await run._initialise()
     with pytest.raises(ToolError, match=r"untold facts in `pets`: 1.1, 1.2, 1.3, 2.1, 2.2"):
         await run.tool_next_phase()
+    await run.tool_send_message(" ".join(f.text + "." for f in run.state.sheets["pets"].live_facts()))
     run.notebook.mark_told("pets", ["1.1", "1.2", "1.3", "2.1", "2.2"])
     assert (await run.tool_next_phase()).startswith("Phase 2/3")
     with pytest.raises(ToolError, match=r"`pets` 1.2 does not hold the directed text.*ungraded checks: 1.1"):
@@ -113,7 +114,7 @@ async def test_appending_a_chapter_continues_a_finished_run(tmp_path: Path) -> N
         "## Epilogue\nSay that Rex passed his check-up.\n❓ 3.1 [RECALL] Who is Rex's vet? Correct answer: Dr Hughes.\n"
     )
     with open(bench_root / "full" / "KEY.md", "a") as key:
-        key.write("\n## 3.1\nuses: pets 1.3\n")
+        key.write("\n## 3.1\nanswer: Dr Hughes.\nuses: pets 1.3\n")
     (bench_root / "full" / "benchmark.json").write_text(
         '{"chapters": ["chapter1.md", "chapter2.md", "chapter3.md"]}'
     )

@@ -130,7 +130,10 @@ async def test_an_edit_marked_told_without_telling_it_is_refused(tmp_path: Path)
     result = await call(run, "facts_edit", sheet="pets", id="1.2", text=REX_FOOD)
     assert "UNTOLD" in result and "send_message" in result
     error = await refused(run, "facts_mark_told", sheet="pets", ids=["1.2"])
-    assert "changed after your last message" in error and "nothing was marked" in error
+    assert (
+        "no message to the assistant since the last change carried pets 1.2" in error
+        and "nothing was marked" in error
+    )
     assert "1.2" not in run.state.told["pets"]
     error = await refused(run, "next_phase")
     assert "`pets` 1.2 was changed but not told" in error
@@ -153,7 +156,7 @@ async def test_a_skipped_trap_write_makes_a_persona_fault_not_an_agent_score(tmp
     result = await call(
         run, "log_evaluation", check_id="2.1", score=0, attempt=1, answer="300 g", comment="stale"
     )
-    assert "persona fault" in result
+    assert "set aside" in result and "250" not in result  # the evidence is for the report, not the persona
     fault = run.state.evaluations["2.1"].persona_fault
     assert "pets 1.2 holds 'Rex eats 300 g of dry food a day'" in fault and REX_FOOD in fault
     assert kinds(transcript(run), "evaluation_logged")[-1].persona_fault == fault
@@ -241,3 +244,45 @@ def test_the_persona_prompt_says_how_to_grade_non_answers() -> None:
     assert "Implied is not stated" in prompt
     assert "any figure or detail it gives for it is invented and scores 0" in prompt
     assert "attempt 2 only after attempt 1" in prompt
+
+
+async def test_attempt_two_is_final_for_its_check(tmp_path: Path) -> None:
+    run = await started(tmp_path)
+    await tell_pets(run)
+    await call(run, "send_message", text="Who is Rex's vet again?")
+    await call(run, "log_evaluation", check_id="1.1", score=0, attempt=1, answer="no idea", comment="")
+    await call(run, "send_message", text="Please search your memory: who is Rex's vet?")
+    await call(run, "log_evaluation", check_id="1.1", score=10, attempt=2, answer="Dr Hughes", comment="")
+    await call(run, "send_message", text="Thanks! And who is Rex's vet, once more?")
+    error = await refused(run, "log_evaluation", check_id="1.1", score=10, attempt=1, answer="x", comment="")
+    assert "already has its final grade (attempt 2" in error
+    assert run.state.evaluations["1.1"].effective == 5  # the ×0.5 stays
+    await finish(run)
+
+
+async def test_a_grade_after_a_message_asking_several_checks_is_refused(tmp_path: Path) -> None:
+    run = await started(tmp_path)
+    await tell_pets(run)
+    await run.tool_next_phase(force=True)  # the exam: 2.1-2.4
+    await call(
+        run, "send_message", text="How much dry food does Rex eat a day now? And how big is the fish tank?"
+    )
+    error = await refused(
+        run, "log_evaluation", check_id="2.1", score=10, attempt=1, answer="250 g", comment=""
+    )
+    assert "asked several checks at once (2.1, 2.4)" in error and "one question per message" in error
+    await call(run, "send_message", text="How big is the fish tank?")  # one question: graded
+    await call(run, "log_evaluation", check_id="2.4", score=10, attempt=1, answer="60 litres", comment="")
+    await finish(run)
+
+
+async def test_a_grade_records_what_its_premise_looked_for(tmp_path: Path) -> None:
+    run = await started(tmp_path)
+    await tell_pets(run)
+    await call(run, "send_message", text="Who is Rex's vet?")
+    await call(run, "log_evaluation", check_id="1.1", score=10, attempt=1, answer="Dr Hughes", comment="")
+    assert (
+        run.state.evaluations["1.1"].premise == ["Dr", "Hughes", "pets 1.3"]
+        and not run.state.evaluations["1.1"].persona_fault
+    )
+    await finish(run)

@@ -6,6 +6,7 @@ the run ends with the clean run's grades — or recorded as a persona fault, out
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ NOTICED = {
     "grade_ahead": "was not asked since the last grade",
     "attempt2_first": "needs an attempt 1 first",
     "skip_edit": "does not hold the directed text",
-    "skip_retell": "changed after your last message",
+    "skip_retell": "no message to the assistant since the last change carried",
     "echo": "echo guard",
     "skip_check": "ungraded checks",
 }
@@ -67,8 +68,15 @@ async def test_a_slip_is_refused_and_the_agents_grades_stay_the_clean_runs(
     assert any(NOTICED[slip] in text for text in noticed), f"{slip} was never refused"
     faults = {cid for cid, e in run.state.evaluations.items() if e.persona_fault}
     assert len(run.state.evaluations) == len(clean)  # every check graded
-    # the agent's grades are the clean run's; a grade that differs is set apart as a persona fault
-    assert grades(run) == {cid: score for cid, score in clean.items() if cid not in faults}
+    # the agent's grades are the clean run's; a grade that differs is set apart as a persona fault, or the
+    # agent was told what it asks in other words (a Say line that carried the change the slip left untold)
+    sent = [(e.n, e.text.replace(",", "")) for e in kinds(evts, "message_sent")]
+    differs = {c: s for c, s in grades(run).items() if clean.get(c) != s}
+    for check_id in differs:
+        grade = run.state.evaluations[check_id]
+        figures = re.findall(r"\d+(?:\.\d+)?", grade.expected.replace(",", ""))
+        told = all(any(f in text for n, text in sent if n < grade.n) for f in figures)
+        assert figures and told, f"{slip}: {check_id} changed from the clean run's grade unseen"
     if slip == "skip_check":  # asked late, after the phase's edits: its premise no longer held
         assert faults
     else:

@@ -20,7 +20,7 @@ from engine.events import EvaluationLogged, RunStarted
 from engine.models.judges import Grade
 from engine.models.rules_judge import judge as rules_judge
 from engine.regrade import regrade
-from engine.report_entries import load_report, parse_report_entries, reprint
+from engine.report_entries import ReportEntry, load_report, parse_report_entries, reprint
 from engine.transcript import read_events
 from mmb_tui.cli import main
 from mmb_tui.screens.report_screen import ReportScreen
@@ -200,3 +200,69 @@ async def test_the_report_browser_shows_a_judged_entry_and_its_regrade(tmp_path:
         shown = [c for c in newest.children if c.label.plain.startswith("📊 Imperfect answers")]
         assert shown and len(shown[0].children) == len(imperfect)
         assert any(leaf.label.plain.startswith("📊 Judge: scripted/judge") for leaf in judged.children)
+
+
+def _fault_in_transcript(transcript: Path, check_id: str, fault: str) -> EvaluationLogged:
+    """Mark the latest grade of ``check_id`` in a saved transcript as a persona fault (as a run records one)."""
+    lines = transcript.read_text().splitlines()
+    index = max(
+        i
+        for i, line in enumerate(lines)
+        if f'"check_id":"{check_id}"' in line and "evaluation_logged" in line
+    )
+    graded = EvaluationLogged.model_validate_json(lines[index])
+    graded.persona_fault = fault
+    lines[index] = graded.model_dump_json()
+    transcript.write_text("\n".join(lines) + "\n")
+    return graded
+
+
+async def test_a_regrade_grades_the_faulted_checks_too_and_keeps_them_out_of_the_score(
+    tmp_path: Path,
+) -> None:
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL}})
+    await play(config, "r")
+    faulted = _fault_in_transcript(
+        config.results_path() / "r" / "transcript.jsonl", "2.1", "'250 g' never sent"
+    )
+    entry = parse_report_entries(await regrade(config, "r", Contrarian()))[0]
+    (fault,) = entry.persona_faults
+    judge = 10 - rules_judge(faulted.question, faulted.expected, "\n\n".join(faulted.replies)).score
+    assert (fault.check_id, fault.fault, fault.judge_score) == (
+        "2.1",
+        "'250 g' never sent",
+        judge * 0.5 ** (faulted.attempt - 1),
+    )
+    assert fault.judge.startswith("the opposite of")
+    assert entry.summary_lines()[0].startswith("Regrade: 5 of 5 answers")  # the faulted one among them
+    assert "over 4 of 5 planned checks" in entry.lines[1] and "persona faults 1 excluded" in entry.lines[1]
+    assert entry.agreement is not None and entry.agreement[1] == 4  # agreement: over the counted checks
+
+
+async def test_a_regrade_entry_carries_the_runs_provenance(tmp_path: Path) -> None:
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL}})
+    await play(config, "r")
+    report = config.results_path() / "report.md"
+    run_entry = parse_report_entries(report.read_text())[0]
+    regraded = parse_report_entries(await regrade(config, "r", Contrarian()))[0]
+
+    def lines(entry: ReportEntry, *prefixes: str) -> list[str]:
+        return [line for line in entry.lines if line.startswith(prefixes)]
+
+    same = ("Persona:", "Agent:", "Config:", "Tokens:", "Context:", "Persona reliability:")
+    assert lines(regraded, *same) == lines(run_entry, *same) and len(lines(regraded, *same)) == len(same)
+    assert (regraded.persona_model, regraded.config_hash) == (run_entry.persona_model, run_entry.config_hash)
+    assert regraded.summary_lines()[0].endswith(f"; its provenance from the run's entry of {run_entry.date}")
+    assert (
+        regraded.memory_checks == run_entry.memory_checks == 4
+    )  # led by the judge's grades, as the headline
+    report.unlink()  # no entry of the run: as config.jsonc makes it now, and said so
+    fresh = parse_report_entries(await regrade(config, "r", Contrarian()))[0]
+    assert (fresh.persona_model, fresh.config_hash, fresh.prompt_hash) == (
+        run_entry.persona_model,
+        run_entry.config_hash,
+        run_entry.prompt_hash,
+    )
+    assert fresh.summary_lines()[0].endswith(
+        "; its provenance from config.jsonc as it is now (no entry of the run)"
+    )

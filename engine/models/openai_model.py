@@ -63,6 +63,19 @@ def retry_after_seconds(headers: Any) -> float | None:
         return None
 
 
+def longest_call(spec: ModelSpec) -> float:
+    """The longest one ``complete`` may take under ``spec`` (seconds): each of its ``max_retries + 1``
+    attempts timing out after ``timeout``, and each wait between two at its longest (the capped backoff with
+    its jitter, or a Retry-After up to its cap). Whoever waits for such a call waits at least this long, or
+    cuts short the retries the entry asks for."""
+    attempts = spec.max_retries + 1
+    waits = sum(
+        max(min(BACKOFF_CAP, BACKOFF_BASE * 2 ** (attempt - 1)) * 1.25, RETRY_AFTER_CAP)
+        for attempt in range(1, attempts)
+    )
+    return attempts * spec.timeout + waits
+
+
 class OpenAIModel:
     """A ChatModel over ``openai.AsyncOpenAI`` with its own retry loop and usage accounting."""
 
@@ -88,6 +101,11 @@ class OpenAIModel:
         self._client = openai.AsyncOpenAI(
             base_url=spec.base_url, api_key=api_key, max_retries=0, timeout=spec.timeout
         )
+
+    @property
+    def longest_call(self) -> float:
+        """The longest one ``complete`` may take with this entry's ``timeout`` and ``max_retries``."""
+        return longest_call(self.spec)
 
     async def aclose(self) -> None:
         """Close the HTTP client."""

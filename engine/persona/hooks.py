@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+import string
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
@@ -38,20 +40,46 @@ def is_plain_text(completion: Completion) -> bool:
     return not completion.tool_calls and bool((completion.content or "").strip())
 
 
+_EDGES = string.whitespace + string.punctuation + "“”‘’«»…–—"
+
+
+def normalised(text: str) -> str:
+    """``text`` as an echo is compared: case folded, runs of whitespace one space, and the punctuation,
+    quotes and markup around it dropped (``'  "Noted."'`` and ``noted`` are the same)."""
+    return " ".join(text.casefold().split()).strip(_EDGES)
+
+
+def _texts(completion: Completion) -> list[str]:
+    """What the model wrote: its content and the text of each of its ``send_message`` calls."""
+    texts = [completion.content or ""]
+    for call in completion.tool_calls:
+        if call.name != "send_message":
+            continue
+        try:
+            args = json.loads(call.arguments or "{}")
+        except json.JSONDecodeError:
+            args = None
+        text = args.get("text") if isinstance(args, dict) else None
+        texts.append(text if isinstance(text, str) else call.arguments)
+    return texts
+
+
 def imitates_agent(completion: Completion, recent_replies: list[str]) -> str | None:
     """Why the output looks like an invented incoming agent message, or None.
 
-    Fires when the model's own text carries an assistant role label, or reproduces one of the agent's
-    recent replies nearly verbatim (the model "received" a reply that it wrote itself).
+    Fires when the model's own text carries an assistant role label, is one of the agent's recent replies
+    exactly (once normalised: however short, ``Noted.`` for ``Noted.``), or reproduces a long one nearly
+    verbatim (the model "received" a reply that it wrote itself). A short text that merely shares words
+    with a reply (``Noted, thanks!`` after ``Noted.``) is no echo.
     """
-    texts = [completion.content or ""]
-    for call in completion.tool_calls:
-        if call.name == "send_message":
-            texts.append(call.arguments)
-    for text in texts:
+    replies = [(reply, normalised(reply)) for reply in recent_replies]
+    for text in _texts(completion):
         if _ROLE_LABEL.search(text):
             return "the output carries an assistant role label"
-        for reply in recent_replies:
+        plain = normalised(text)
+        for reply, reply_plain in replies:
+            if plain and plain == reply_plain:
+                return "the output repeats an agent reply"
             if len(reply) >= 40 and len(text) >= 40:
                 matcher = SequenceMatcher(None, reply, text)
                 if reply in text or (matcher.quick_ratio() > 0.9 and matcher.ratio() > 0.9):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from engine.benchmark.facts import next_fact_id
 from engine.benchmark.facts import render_sheet as _render_sheet
-from engine.benchmark.model import DELETED, Category, Fact, Sheet
+from engine.benchmark.model import DELETED, Benchmark, Category, Fact, Sheet
 from engine.benchmark.templates import render_templates
 from engine.persona.context import build_system_prompt
+from engine.premises import told_problem
 from engine.state import RunState
 
 
@@ -15,8 +16,9 @@ class ToolError(Exception):
 
 
 class Notebook:
-    def __init__(self, state: RunState) -> None:
+    def __init__(self, state: RunState, bench: Benchmark) -> None:
         self.state = state
+        self.bench = bench
 
     def show(self, text: str) -> str:
         """Text as the persona sees it: date templates rendered from the run's start date."""
@@ -58,17 +60,19 @@ class Notebook:
 
     def mark_told(self, name: str, ids: list[str]) -> str:
         sheet = self.sheet(name)
-        live = {f.id for f in sheet.live_facts()}
+        live = {f.id: f for f in sheet.live_facts()}
         unknown = [i for i in ids if i not in live]
         if unknown:
             raise ToolError(f"sheet {sheet.name!r} has no live facts {', '.join(unknown)}")
         unsent = [
-            i for i in ids if self.state.changed_at.get(f"{sheet.name} {i}", -1) >= self.state.messages_sent
+            f"{i} ({missing})"
+            for i in ids
+            if (missing := told_problem(self.state, self.bench, sheet.name, live[i]))
         ]
         if unsent:
             raise ToolError(
-                f"{sheet.name} {', '.join(unsent)} changed after your last message to the assistant: tell the new "
-                f"value with send_message first, then mark it told (nothing was marked)"
+                f"no message to the assistant since the last change carried {sheet.name} {'; '.join(unsent)}: "
+                f"tell it with send_message first, then mark it told (nothing was marked)"
             )
         told = self.state.told.setdefault(sheet.name, [])
         told.extend(i for i in ids if i not in told)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
+from engine.benchmark.model import Benchmark
 from engine.models.base import ToolSchema
 from engine.persona.notebook import Notebook, ToolError
 
@@ -80,6 +81,9 @@ TOOL_SCHEMAS: list[ToolSchema] = [
 ]
 
 TOOL_NAMES = [t["function"]["name"] for t in TOOL_SCHEMAS]  # every tool; a run offers tool_schemas(...)
+_REQUIRED: dict[str, list[str]] = {
+    t["function"]["name"]: list(t["function"]["parameters"]["required"]) for t in TOOL_SCHEMAS
+}
 
 
 def tool_schemas(virtual_time: bool) -> list[ToolSchema]:
@@ -87,10 +91,23 @@ def tool_schemas(virtual_time: bool) -> list[ToolSchema]:
     return [t for t in TOOL_SCHEMAS if virtual_time or t["function"]["name"] != "wait"]
 
 
+def offered_names(virtual_time: bool) -> list[str]:
+    """The names of the tools ``tool_schemas(virtual_time)`` offers, in their order."""
+    return [t["function"]["name"] for t in tool_schemas(virtual_time)]
+
+
+def missing_arguments(name: str, args: dict[str, Any]) -> list[str]:
+    """The required arguments of tool ``name`` (its schema's ``required``) absent from ``args`` or null."""
+    return [arg for arg in _REQUIRED.get(name, []) if args.get(arg) is None]
+
+
 class ToolHost(Protocol):
-    """What the run provides to the tools besides the notebook."""
+    """What the run provides to the tools besides the notebook (the benchmark says which tools it offers)."""
 
     notebook: Notebook
+
+    @property
+    def bench(self) -> Benchmark: ...
 
     async def tool_send_message(self, text: str) -> str: ...
     async def tool_next_phase(self) -> str: ...
@@ -120,9 +137,24 @@ def _ids(value: Any) -> list[str]:
     raise ToolError('ids must be a list of fact ids like ["1.1", "1.2"]')
 
 
+def _check_call(host: ToolHost, name: str, args: dict[str, Any]) -> None:
+    """A call of a tool this run does not offer, or without some of its required arguments, is refused
+    with the tools offered or every missing argument named at once."""
+    offered = offered_names(host.bench.time_master)
+    if name not in offered:
+        why = "this scenario runs in real time" if name == "wait" else "there is no such tool"
+        raise ToolError(f"unknown tool {name!r} ({why}); tools: {', '.join(offered)}")
+    missing = missing_arguments(name, args)
+    if missing:
+        names = ", ".join(repr(arg) for arg in missing)
+        plural = "s" if len(missing) > 1 else ""
+        raise ToolError(f"missing argument{plural} {names} for {name}; call it again with every argument")
+
+
 async def dispatch(host: ToolHost, name: str, args: dict[str, Any]) -> str:
     """Run one tool call. Raises ToolError for mistakes the persona should see and fix."""
     notebook = host.notebook
+    _check_call(host, name, args)
     try:
         match name:
             case "send_message":
@@ -146,14 +178,14 @@ async def dispatch(host: ToolHost, name: str, args: dict[str, Any]) -> str:
                 return await host.tool_log_evaluation(
                     str(args["check_id"]),
                     float(args["score"]),
-                    int(args.get("attempt", 1)),
-                    str(args.get("answer", "")),
-                    str(args.get("comment", "")),
+                    int(args["attempt"]),
+                    str(args["answer"]),
+                    str(args["comment"]),
                 )
             case "wait":
                 return await host.tool_wait(str(args["until"]))
-            case _:
-                raise ToolError(f"unknown tool {name!r}; tools: {', '.join(TOOL_NAMES)}")
+            case _:  # a tool of the schemas without a case here: a bug of this module
+                raise AssertionError(f"tool {name!r} has no dispatch case")
     except KeyError as exc:
         raise ToolError(f"missing argument {exc.args[0]!r} for {name}") from None
     except (TypeError, ValueError) as exc:
