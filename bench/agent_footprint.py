@@ -24,7 +24,7 @@ from adapters.agent_pid import read_pid_file  # noqa: E402
 from adapters.local_agent import PID_FILE  # noqa: E402
 from engine.config import load_config  # noqa: E402
 from engine.events import Event  # noqa: E402
-from engine.scheduler import Scheduler  # noqa: E402
+from engine.placement.scheduler import Scheduler  # noqa: E402
 
 SAMPLE = 0.2  # seconds between two looks at the agent's memory
 

@@ -28,11 +28,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.build import build_run  # noqa: E402
 from engine.config import Config, parse_config  # noqa: E402
 from engine.models.tokens import warm_up  # noqa: E402
-from engine.run_parts import RunSettings  # noqa: E402
-from engine.scheduler import Scheduler  # noqa: E402
+from engine.placement.scheduler import Scheduler  # noqa: E402
+from engine.run.build import build_run  # noqa: E402
+from engine.run.parts import RunSettings  # noqa: E402
 
 WALL_GOAL, MANY_GOAL, SAVE_GOAL = 1.015, 1.2, 1.5
 EARLY = 200  # the events around which a save is timed early in the run

@@ -20,9 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.build import build_run  # noqa: E402
 from engine.config import TimeMasterConfig, load_config, parse_config  # noqa: E402
 from engine.models.tokens import warm_up  # noqa: E402
+from engine.run.build import build_run  # noqa: E402
 
 
 def _benchmark_path(name: str) -> Path:

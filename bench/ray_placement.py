@@ -29,7 +29,7 @@ import ray  # noqa: E402
 
 from engine.config import load_config  # noqa: E402
 from engine.events import Event  # noqa: E402
-from engine.scheduler import Scheduler  # noqa: E402
+from engine.placement.scheduler import Scheduler  # noqa: E402
 
 
 class FirstEvents:

@@ -1,7 +1,7 @@
 """Open the report browser over 10, 100 and 1,000 realistic entries and print how long it takes.
 
-The entries are written by the real writer (``engine/report.py`` ``format_entry``, plus the ``Entry:`` id line
-``engine/run.py`` adds) from run summaries of the ``max`` benchmark (36 checks): agents of different quality,
+The entries are written by the real writer (``engine/report/writer.py`` ``format_entry``, plus the ``Entry:`` id line
+``engine/run/loop.py`` adds) from run summaries of the ``max`` benchmark (36 checks): agents of different quality,
 verbatim replies up to the report's crop, 2nd attempts, persona faults, unfinished runs, finish times a few
 minutes apart with some entries appended late (after a kill). The time measured is the real thing: from
 pushing ``ReportScreen`` on a headless app until it is mounted and its tree renders the newest entry as its
@@ -35,8 +35,8 @@ from tui_fakes import FakeEngine, _view, write_config  # noqa: E402
 from engine.benchmark.loader import load_with_problems  # noqa: E402
 from engine.benchmark.model import Benchmark  # noqa: E402
 from engine.events import EvaluationLogged, TerminationReason  # noqa: E402
-from engine.provenance import Provenance  # noqa: E402
-from engine.report import RunSummary, format_entry  # noqa: E402
+from engine.report.provenance import Provenance  # noqa: E402
+from engine.report.writer import RunSummary, format_entry  # noqa: E402
 from engine.state import RunState  # noqa: E402
 from mmb_tui.app import make_app  # noqa: E402
 from mmb_tui.cli import main as cli_main  # noqa: E402

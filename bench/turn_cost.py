@@ -30,10 +30,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.build import build_run  # noqa: E402
 from engine.config import parse_config  # noqa: E402
 from engine.models.tokens import warm_up  # noqa: E402
-from engine.run_parts import RunSettings  # noqa: E402
+from engine.run.build import build_run  # noqa: E402
+from engine.run.parts import RunSettings  # noqa: E402
 
 RATIO_GOAL = 1.5
 RSS_GOAL_MB = 200.0

@@ -8,14 +8,26 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from engine.benchmark.model import Check, Fact
 from engine.commands import Command, CommandResult
-from engine.events import Event, RunStatus
-from engine.liveness import Activity
+from engine.events import Event, RunStatus, WaitingFor
 
 __all__ = ["Activity", "CheckView", "EngineApi", "Observer", "RunStatus", "RunView"]
+
+
+class Activity(BaseModel):
+    """What a run waits for now, since when (wall clock, epoch seconds) and how it goes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    waiting_for: WaitingFor = ""  # "" while the run works between waits (or is not playing)
+    since: float | None = None  # when the wait began (a retried call: its first attempt)
+    until: str = ""  # a virtual sleep: the virtual time it wakes at (ISO)
+    attempt: int = 0  # a retried call: the attempt under way (2 or more) …
+    attempts: int = 0  # … of this many
+    reason: str = ""  # why the previous attempt failed
 
 
 class CheckView(BaseModel):
@@ -52,11 +64,15 @@ class RunView(BaseModel):
     clock_jumps: int = 0
     virtual_time: bool = False
     owner: str = ""  # another engine plays this run (pid, host, front end): watch it, don't start it
-    node: str = ""  # the host of the Ray node playing it for this engine (``engine/ray_executor.py``)
+    node: str = (
+        ""  # the host of the Ray node playing it for this engine (``engine/placement/ray_executor.py``)
+    )
     activity: Activity = Field(default_factory=Activity)  # what a playing run waits for, since when
     pause_pending: bool = False  # a pause is queued: applied before the persona's next turn
     last_event_at: float | None = None  # wall clock (epoch seconds) of the run's last event, if known here
-    cost: float | None = None  # USD so far, over the roles whose model has a price (``engine/prices.py``)
+    cost: float | None = (
+        None  # USD so far, over the roles whose model has a price (``engine/report/prices.py``)
+    )
 
 
 class Observer(Protocol):

@@ -28,7 +28,7 @@ class _Strict(BaseModel):
 
 
 class Price(_Strict):
-    """What a model costs, in USD per million tokens (``engine/prices.py`` turns tokens into cost)."""
+    """What a model costs, in USD per million tokens (``engine/report/prices.py`` turns tokens into cost)."""
 
     input: float = Field(ge=0)  # per million prompt tokens
     output: float = Field(ge=0)  # per million completion tokens
@@ -86,7 +86,7 @@ JudgeLead = Literal["persona", "judge", "both"]
 
 
 class JudgeConfig(_Strict):
-    """An independent judge grading every check after the persona (``engine/judge_role.py``)."""
+    """An independent judge grading every check after the persona (``engine/judge/role.py``)."""
 
     model: str  # a key of models, or "scripted/judge" (the offline rules judge)
     lead: JudgeLead = "persona"
@@ -96,7 +96,7 @@ _UNITS = {"": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4
 
 
 class ResourcesConfig(_Strict):
-    """What a run asks of a Ray node (``engine/executor.py``); unset keys fall back to ``executor.resources``,
+    """What a run asks of a Ray node (``engine/placement/executor.py``); unset keys fall back to ``executor.resources``,
     then to the agent's default."""
 
     num_cpus: float | None = Field(default=None, ge=0)
@@ -215,3 +215,7 @@ def load_config(path: Path | str, repeats: dict[str, int] | None = None) -> Conf
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     return parse_config(text, str(path), path.resolve().parent, repeats)
+
+
+class BuildError(Exception):
+    """A run that cannot start from the config: a one-line reason naming the file or key."""

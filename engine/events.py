@@ -23,7 +23,7 @@ OperatorAction = Literal[
 """What an operator did: one per command kind (``engine/commands.py``)."""
 
 WaitingFor = Literal["", "persona model", "agent reply", "virtual sleep", "judge model"]
-"""What a playing run waits for now (``engine/liveness.py``); "" while it works between those waits."""
+"""What a playing run waits for now (``engine/run/liveness.py``); "" while it works between those waits."""
 
 
 class TerminationReason(enum.StrEnum):

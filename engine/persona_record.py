@@ -7,7 +7,7 @@ context. ``PersonaTally`` counts them from the run's own events as they are reco
 run, called inside ``RunRecorder.emit`` right after the event is appended, so the counts and the transcript
 always describe the same moment. A checkpoint saves both; a kill loses the events after it and their counts
 together, and the replay counts them again, exactly once. The persona's model calls are the persona role's
-``calls`` in the token usage (saved the same way). The report's lines: ``engine/report_trust.py``.
+``calls`` in the token usage (saved the same way). The report's lines: ``engine/report/trust.py``.
 """
 
 from __future__ import annotations

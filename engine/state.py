@@ -4,7 +4,7 @@ It stays bounded as a run grows: the full history lives in ``transcript.jsonl``.
 cursors, the clock and the current phase; what grows with a run (the fields in ``JOURNALED``: the persona's
 context, the live sheets, told marks and change stamps, the evaluations and when each was graded, the
 judge's grades, the agent's compactions) lives in the append-only ``journal.<n>.jsonl`` that the checkpoint
-names with the length it covers (``engine/checkpoint.py`` writes it). A state written before the journal holds
+names with the length it covers (``engine/run/checkpoint.py`` writes it). A state written before the journal holds
 them itself.
 """
 
@@ -52,11 +52,11 @@ def _upgrade_records(data: Any) -> Any:
 
 
 class SentMessage(BaseModel):
-    """A message the agent received, as a premise reads it (``engine/premises.py``)."""
+    """A message the agent received, as a premise reads it (``engine/grading/premises.py``)."""
 
     n: int  # its transcript number (the ``message_sent`` event)
     phase: int  # the phase it was sent in (0-based)
-    keys: str  # what it says, as space-separated keys (``engine/told_values.py``)
+    keys: str  # what it says, as space-separated keys (``engine/grading/told_values.py``)
 
 
 class RunState(BaseModel):
@@ -160,7 +160,7 @@ def checkpoint_json(state: RunState) -> str:
 
 
 class JournalFiles(Protocol):
-    """What the writer makes durable besides ``state.json`` (``engine/checkpoint.py`` ``Journal``)."""
+    """What the writer makes durable besides ``state.json`` (``engine/run/checkpoint.py`` ``Journal``)."""
 
     def sync(self, generation: int, length: int) -> None: ...  # on disk before a checkpoint names it
     def prune(self, generation: int) -> None: ...  # older generations, once a checkpoint names a newer one

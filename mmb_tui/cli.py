@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
                 paths = sorted(p for p in root.iterdir() if (p / "benchmark.json").exists())
             return main_validate(paths)
         if args.command == "judge-eval":
-            from engine.judge_eval import main_judge_eval
+            from engine.judge.evaluate import main_judge_eval
 
             config = _config(args.config) if Path(args.config).exists() else None
             return main_judge_eval(Path(args.cases) if args.cases else None, args.judge, config)
@@ -121,11 +121,11 @@ def main(argv: list[str] | None = None) -> int:
             return main_serve(args.port, args.host, args.config if Path(args.config).exists() else None)
         config = _config(args.config)
         if args.command == "regrade":
-            from engine.regrade import main_regrade
+            from engine.judge.regrade import main_regrade
 
             return main_regrade(config, args.run, args.judge)
         if args.command == "report":
-            from engine.report_entries import reprint
+            from engine.report.entries import reprint
 
             text = reprint(config.results_path() / "report.md", args.run)
             if not text:
@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"no report entries{' for ' + args.run if args.run else ''} in {config.results_path() / 'report.md'}"
                 )
                 return 1
-            # safe to print: what was not printable as read is escaped (report_entries.py)
+            # safe to print: what was not printable as read is escaped (engine/report/entries.py)
             sys.stdout.flush()
             out = getattr(sys.stdout, "buffer", None)  # the bytes as they are (a StringIO has no buffer)
             if out is None:
@@ -143,11 +143,11 @@ def main(argv: list[str] | None = None) -> int:
                 out.flush()
             return 0
         if args.command == "compare":
-            from engine.compare import main_compare
+            from engine.comparison.compare import main_compare
 
             return main_compare(config, args.names, args.csv, args.json)
         if args.command == "run":
-            from engine.run_selection import select_runs
+            from engine.placement.selection import select_runs
 
             if not args.runs and not args.matrix:
                 print("mmb-tui run: name a run (or group), or --matrix NAME", file=sys.stderr)
@@ -181,7 +181,7 @@ def _run_app(config: Config, config_path: Path, start: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
-    from engine.scheduler import Scheduler
+    from engine.placement.scheduler import Scheduler
     from mmb_tui.session import play_app
 
     return asyncio.run(play_app(Scheduler(config, front_end="tui"), config_path, start))

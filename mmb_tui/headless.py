@@ -14,8 +14,8 @@ from typing import TextIO
 from engine.config import Config
 from engine.event_summary import summary
 from engine.events import MARKERS, Event, TerminationReason
+from engine.placement.scheduler import Scheduler
 from engine.sanitize import printable
-from engine.scheduler import Scheduler
 
 FOLD = 400
 

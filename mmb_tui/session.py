@@ -3,7 +3,7 @@
 The engine is embedded in the app (one asyncio loop). When the terminal goes away (SIGHUP: an SSH drop, a
 closed tmux pane) the screen is let go and the process keeps playing its runs headless until they end,
 logging to ``results/mmb-tui.log``; another ``mmb-tui`` over the same ``results/`` attaches to them (the run
-lock names this process, ``engine/remote.py`` serves each run). ``d`` in the app hands its runs over to a
+lock names this process, ``engine/placement/remote.py`` serves each run). ``d`` in the app hands its runs over to a
 background process (stopped at their last checkpoint, resumed there at once) and gives the prompt back.
 ``mmb-tui run RUN… --detach`` starts runs in a background process of their own from the start.
 """
@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 from engine.config import Config
-from engine.run_lock import owner_of
-from engine.scheduler import Scheduler
+from engine.placement.scheduler import Scheduler
+from engine.run.lock import owner_of
 
 DETACH_START_SECONDS = 30  # for the background process to take its runs' locks
 

@@ -7,11 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.build import build_run
 from engine.config import Config, parse_config
 from engine.events import Event
-from engine.run import Run
-from engine.run_parts import RunSettings
+from engine.run.build import build_run
+from engine.run.loop import Run
+from engine.run.parts import RunSettings
 from engine.transcript import read_events
 
 ROOT = Path(__file__).resolve().parent.parent

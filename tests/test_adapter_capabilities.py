@@ -15,13 +15,13 @@ import pytest
 from engine_helpers import events, fast, kinds, make_config, play
 
 from engine.agents import BUILTIN, AgentAdapter, resolve
-from engine.build import build_run
 from engine.config import ModelSpec
 from engine.events import Event, PhaseStarted
 from engine.models.openai_model import RETRY_AFTER_CAP, longest_call
-from engine.phase_start import start_phase
-from engine.phases import SESSION_KEPT_NOTE, SESSION_SWITCH_NOTE, session_switch_note
-from engine.run import Run
+from engine.run.build import build_run
+from engine.run.loop import Run
+from engine.run.phase_start import start_phase
+from engine.run.phases import SESSION_KEPT_NOTE, SESSION_SWITCH_NOTE, session_switch_note
 
 # ---- a new session: cleared or kept, and the note says which ----------------------------------------
 
@@ -58,7 +58,7 @@ async def test_the_session_switch_of_a_phase_tells_the_persona_what_the_agent_st
     async def new_session() -> bool:
         return True
 
-    clears = run.adapter.supports_new_conversation  # what the run hands start_phase (engine/run.py)
+    clears = run.adapter.supports_new_conversation  # what the run hands start_phase (engine/run/loop.py)
     await start_phase(run.state, run.bench, exam, new_session, events.append, clears_context=clears)
     started = [e for e in events if isinstance(e, PhaseStarted)]
     assert started and started[0].text.endswith(f"[Platform note: {session_switch_note(clears)}]")

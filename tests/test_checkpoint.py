@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from engine_helpers import FORGETFUL, fast, make_config, play
 
-from engine.build import build_run
 from engine.config import Config
 from engine.events import EvaluationLogged, ToolCalled
-from engine.premises import log_sent
-from engine.run import Run
+from engine.grading.premises import log_sent
+from engine.run.build import build_run
+from engine.run.loop import Run
 from engine.state import JOURNALED, RunState, StateError, load_state
 
 CHATBOT = {"r": {"benchmark": "full", "agent": "chatbot", "model": "scripted/recall"}}

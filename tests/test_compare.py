@@ -16,11 +16,11 @@ from compare_scene import CHECKS
 from engine_helpers import ROOT
 
 from engine.benchmark.validate import load_benchmark
+from engine.comparison.results import load_result
+from engine.comparison.stats import bootstrap_ci
 from engine.config import parse_config
 from engine.events import EvaluationLogged, JudgeGraded
-from engine.run_results import load_result
 from engine.state import RunState, atomic_write, checkpoint_json, load_state
-from engine.stats import bootstrap_ci
 from mmb_tui.cli import main
 
 PRICES = {"demo-persona": {"input": 1.0, "output": 4.0}, "demo-recall": {"input": 0.5, "output": 2.0}}

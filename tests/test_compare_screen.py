@@ -10,7 +10,7 @@ from textual.widgets import DataTable, Static
 from textual_plotext import PlotextPlot
 from tui_fakes import Scene, wait_until
 
-from engine.stats import bootstrap_ci
+from engine.comparison.stats import bootstrap_ci
 from mmb_tui.screens.compare_screen import CompareScreen
 from mmb_tui.screens.main_screen import MainScreen
 from mmb_tui.widgets.runs_table import RunsTable

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from engine_helpers import FORGETFUL, TEST_BENCHMARKS, events, fast, kinds, make_config
 
-from engine.build import BuildError, build_run
 from engine.commands import AddFact, EditFact, NewSession, NextPhase, Pause, PersonaNote, Resume
+from engine.config import BuildError
 from engine.events import TerminationReason
-from engine.scheduler import Scheduler
+from engine.placement.scheduler import Scheduler
+from engine.run.build import build_run
 
 
 async def _until(predicate, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]

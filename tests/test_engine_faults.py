@@ -104,7 +104,8 @@ async def test_api_keys_never_reach_results(
 
 
 async def test_missing_key_is_a_clear_one_line_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from engine.build import BuildError, build_run
+    from engine.config import BuildError
+    from engine.run.build import build_run
 
     monkeypatch.delenv("MMB_ABSENT_KEY", raising=False)
     models = {"p": {"base_url": "http://127.0.0.1:9/v1", "model": "x", "api_key_env": "MMB_ABSENT_KEY"}}

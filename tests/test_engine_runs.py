@@ -10,9 +10,9 @@ import pytest
 from engine_helpers import FORGETFUL, TEST_BENCHMARKS, events, fast, kinds, make_config, play
 
 from engine.benchmark.templates import render_templates
-from engine.build import build_run
 from engine.events import TerminationReason
 from engine.persona.notebook import ToolError
+from engine.run.build import build_run
 
 
 async def test_full_scenario_against_a_forgetful_agent(tmp_path: Path) -> None:

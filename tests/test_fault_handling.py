@@ -14,9 +14,9 @@ from fixture_agents import ForgetfulAgent
 
 from engine import state as state_module
 from engine.agents import AdapterError
-from engine.build import BuildError, build_run
-from engine.config import ConfigError, parse_config
+from engine.config import BuildError, ConfigError, parse_config
 from engine.events import TerminationReason
+from engine.run.build import build_run
 
 
 class NoStartAgent(ForgetfulAgent):

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from engine_helpers import FORGETFUL, ROOT, events, fast, kinds, make_config, play
 
-from engine.build import build_run
 from engine.events import TerminationReason
 from engine.persona.notebook import ToolError
 from engine.persona.tools import dispatch
-from engine.run import Run
+from engine.run.build import build_run
+from engine.run.loop import Run
 from engine.transcript import read_events
 
 REX_FOOD = "Rex eats 250 g of dry food a day (the vet's advice)"

@@ -32,7 +32,7 @@ from engine.models import openai_model
 from engine.models.base import Message, ModelError
 from engine.models.openai_model import OpenAIModel
 from engine.models.server import start_server
-from engine.report_entries import parse_report_entries
+from engine.report.entries import parse_report_entries
 from engine.sanitize import printable, shorten_reply, valid_text
 from engine.state import load_state
 from engine.transcript import read_events

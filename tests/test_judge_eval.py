@@ -17,7 +17,7 @@ from engine.benchmark.model import CHECK_TYPES
 from engine.benchmark.templates import render_templates
 from engine.benchmark.validate import load_benchmark
 from engine.config import Config, ModelSpec
-from engine.judge_eval import DEFAULT_CASES, evaluate, format_report, main_judge_eval, read_cases
+from engine.judge.evaluate import DEFAULT_CASES, evaluate, format_report, main_judge_eval, read_cases
 from engine.models.base import Completion, Message, ModelError, ToolSchema
 from engine.models.judges import (
     PASS_SCORE,

@@ -18,20 +18,20 @@ from typing import Any
 import pytest
 from engine_helpers import FORGETFUL, ROOT, events, fast, make_config, play
 
-from engine.build import BuildError, build_run, check_run
-from engine.config import Config, ConfigError, parse_config
+from engine.config import BuildError, Config, ConfigError, parse_config
 from engine.event_summary import summary
 from engine.events import EvaluationLogged, Event, JudgeGraded
-from engine.judge_role import RunJudge
+from engine.judge.role import RunJudge
 from engine.models.judges import Grade
 from engine.models.rules_judge import judge as rules_judge
-from engine.report_answers import ImperfectAnswer
-from engine.report_entries import parse_report_entries
-from engine.run import Run
+from engine.report.answers import ImperfectAnswer
+from engine.report.entries import parse_report_entries
+from engine.run.build import build_run, check_run
+from engine.run.loop import Run
 from engine.state import load_state
 from engine.transcript import read_events
 from mmb_tui.event_render import body, headline, passes
-from mmb_tui.screens.report_screen import _answer_fields
+from mmb_tui.widgets.report_items import answer_fields
 
 FULL = {"r": {"benchmark": "full", "agent": FORGETFUL}}
 PASS = 7.0  # a grade of 7/10 or more is a pass, for the persona and the judge alike
@@ -375,6 +375,6 @@ def test_the_report_browser_shows_the_judges_grade_of_an_answer_beside_the_perso
     answer = ImperfectAnswer(
         10, "3.3", "Rent and service?", "$155", "$95", "adds up", judge_score=0, judge="no sum"
     )
-    assert _answer_fields(answer)[-1] == ("judge", "bold", "[0/10] no sum")
+    assert answer_fields(answer)[-1] == ("judge", "bold", "[0/10] no sum")
     unjudged = ImperfectAnswer(0, "3.3", "Rent and service?", "$155", "$95", "wrong")
-    assert [label for label, _, _ in _answer_fields(unjudged)] == ["question", "expected", "got", "comment"]
+    assert [label for label, _, _ in answer_fields(unjudged)] == ["question", "expected", "got", "comment"]

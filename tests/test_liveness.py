@@ -16,16 +16,16 @@ from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from tui_fakes import Scene, wait_until
 
-from engine.api import RunView
-from engine.build import build_run
+from engine.api import Activity, RunView
 from engine.config import ConfigError, load_config, parse_config
 from engine.event_summary import summary
 from engine.events import Event, TerminationReason
-from engine.liveness import Activity
 from engine.models.base import Completion, Message, ToolSchema
 from engine.models.server import start_server
-from engine.run import Run
-from engine.scheduler import Scheduler, run_view
+from engine.placement.scheduler import Scheduler
+from engine.run.build import build_run
+from engine.run.loop import Run
+from engine.run.view import run_view
 from mmb_tui import view_format
 from mmb_tui.app import make_app
 from mmb_tui.view_format import activity_label, age_label, duration_label, status_text

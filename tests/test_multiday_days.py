@@ -20,9 +20,9 @@ import pytest
 from engine_helpers import ROOT, events, fast, make_config
 
 from engine.benchmark.model import Benchmark
-from engine.build import build_run
 from engine.clock import Clock
 from engine.events import Event, MessageSent, PhaseStarted, TerminationReason, ToolCalled
+from engine.run.build import build_run
 
 MULTIDAY = ROOT / "benchmarks" / "multiday"
 SHIPPED_TIME = {"min_sleep_to_skip": 5, "pre_wake_delay": 1, "poll_interval": 1}  # config.jsonc "time_master"

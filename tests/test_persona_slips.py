@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from engine_helpers import ROOT, fast, kinds, make_config, play
 
-from engine.build import build_run
 from engine.commands import NextPhase
 from engine.events import Event, PhaseStarted, TerminationReason
 from engine.models.scripted_persona import SLIPS
-from engine.run import Run
+from engine.run.build import build_run
+from engine.run.loop import Run
 from engine.transcript import read_events
 
 BENCHMARKS = ROOT / "benchmarks"

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from engine_helpers import FORGETFUL, fast, kinds, make_config
 
-from engine.build import build_run
 from engine.models.base import Completion, ToolCall
 from engine.persona import hooks
 from engine.persona.notebook import ToolError
 from engine.persona.tools import TOOL_NAMES, dispatch, missing_arguments
-from engine.run import Run
+from engine.run.build import build_run
+from engine.run.loop import Run
 from engine.transcript import read_events
 
 

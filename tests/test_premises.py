@@ -15,12 +15,12 @@ from typing import Any
 
 from engine_helpers import ROOT, fast, kinds, make_config
 
-from engine.build import build_run
 from engine.commands import NextPhase
 from engine.events import Event, TerminationReason, ToolCalled
 from engine.models.base import ChatModel, Completion, Message, ToolCall, ToolSchema
 from engine.models.scripted_persona import ScriptedPersonaModel, _calls_since
-from engine.run import Run
+from engine.run.build import build_run
+from engine.run.loop import Run
 from engine.transcript import read_events
 
 SMALL_TALK = "Lovely weather today, isn't it?"

@@ -10,9 +10,9 @@ import pytest
 from engine_helpers import make_config, play
 
 from engine.config import ConfigError, Price, parse_config
-from engine.prices import cost, role_costs, role_models, role_prices, tokens_label, total_cost, usd
-from engine.provenance import config_hash
-from engine.scheduler import Scheduler
+from engine.placement.scheduler import Scheduler
+from engine.report.prices import cost, role_costs, role_models, role_prices, tokens_label, total_cost, usd
+from engine.report.provenance import config_hash
 from mmb_tui.view_format import compact_usd
 
 MODELS = {

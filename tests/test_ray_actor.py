@@ -1,4 +1,4 @@
-"""The player's side of a Ray run without Ray (``engine/ray_actor.py``): the agent's pinned install happens on
+"""The player's side of a Ray run without Ray (``engine/placement/ray_actor.py``): the agent's pinned install happens on
 the node before its run is built, an install that fails is the reason the run cannot start there, and the
 scratch folders of actors that died do not pile up on the node."""
 
@@ -13,7 +13,7 @@ import pytest
 from engine_helpers import ROOT
 
 from engine.config import load_config
-from engine.ray_actor import RunActor, install_agent, remove_abandoned, take_scratch
+from engine.placement.ray_actor import RunActor, install_agent, remove_abandoned, take_scratch
 
 
 def _actor(tmp_path: Path, agent: str) -> RunActor:

@@ -1,4 +1,4 @@
-"""Runs placed on a Ray cluster (``engine/ray_executor.py``) end as the same runs played locally: the same
+"""Runs placed on a Ray cluster (``engine/placement/ray_executor.py``) end as the same runs played locally: the same
 evaluations, report entries and files; an actor killed mid-run is replaced and its run ends the same, with no
 event twice; the head's files resume locally; Ray stays out of a local engine. One local Ray instance serves
 the whole module."""
@@ -23,8 +23,8 @@ from tui_fakes import Scene, settle
 from engine.commands import Pause, Resume
 from engine.config import Config, ConfigError, ResourcesConfig, load_config, parse_config
 from engine.events import Event, TerminationReason
-from engine.executor import DEFAULT_RESOURCES, GB, resources_for
-from engine.scheduler import Scheduler
+from engine.placement.executor import DEFAULT_RESOURCES, GB, resources_for
+from engine.placement.scheduler import Scheduler
 from engine.state import load_state
 from engine.transcript import read_events
 from mmb_tui.cli import main
@@ -270,7 +270,7 @@ def test_a_local_engine_never_imports_ray(tmp_path: Path) -> None:
     probe = (
         "import asyncio, sys\n"
         "from engine.config import load_config\n"
-        "from engine.scheduler import Scheduler\n"
+        "from engine.placement.scheduler import Scheduler\n"
         f"config = load_config({str(tmp_path / 'config.jsonc')!r})\n"
         "async def play():\n"
         "    scheduler = Scheduler(config)\n"

@@ -17,10 +17,10 @@ from tui_fakes import Scene
 
 from engine.benchmark.validate import load_benchmark
 from engine.events import EvaluationLogged, RunStarted
+from engine.judge.regrade import regrade
 from engine.models.judges import Grade
 from engine.models.rules_judge import judge as rules_judge
-from engine.regrade import regrade
-from engine.report_entries import ReportEntry, load_report, parse_report_entries, reprint
+from engine.report.entries import ReportEntry, load_report, parse_report_entries, reprint
 from engine.transcript import read_events
 from mmb_tui.cli import main
 from mmb_tui.screens.report_screen import ReportScreen

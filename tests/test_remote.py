@@ -16,15 +16,15 @@ import pytest
 from engine_helpers import ROOT
 from tui_fakes import wait_until
 
-from engine import remote
 from engine.api import RunView
 from engine.commands import Command, CommandResult, EditFact, Pause, Resume
 from engine.config import load_config
 from engine.events import Event, PersonaThinking
-from engine.remote import MAX_SOCKET_PATH, ControlServer, RemoteRun, socket_path
-from engine.report import REPORT_NAME
-from engine.run_lock import LOCK_NAME, owner_socket
-from engine.scheduler import Scheduler
+from engine.placement import remote
+from engine.placement.remote import MAX_SOCKET_PATH, ControlServer, RemoteRun, socket_path
+from engine.placement.scheduler import Scheduler
+from engine.report.writer import REPORT_NAME
+from engine.run.lock import LOCK_NAME, owner_socket
 from engine.transcript import read_events
 from mmb_tui.app import make_app
 from mmb_tui.widgets.run_column import RunColumn

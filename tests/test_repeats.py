@@ -14,10 +14,10 @@ import pytest
 from engine_helpers import ROOT
 
 from engine.benchmark.validate import load_benchmark
+from engine.comparison.stats import bootstrap_ci
+from engine.comparison.summary import write_group_summaries
 from engine.config import load_config
-from engine.group_summary import write_group_summaries
 from engine.state import RunState, load_state
-from engine.stats import bootstrap_ci
 from mmb_tui.cli import main
 
 N = 3

@@ -11,13 +11,13 @@ from typing import Any
 
 from engine_helpers import FORGETFUL, TEST_BENCHMARKS, fast, make_config, play
 
-from engine.build import build_run
 from engine.config import Config
 from engine.events import EvaluationLogged, TerminationReason
-from engine.provenance import benchmark_hash, project_version
-from engine.report import REPLY_CROP, format_entry
-from engine.report_entries import parse_report_entries, reprint
-from engine.run import Run
+from engine.report.entries import parse_report_entries, reprint
+from engine.report.provenance import benchmark_hash, project_version
+from engine.report.writer import REPLY_CROP, format_entry
+from engine.run.build import build_run
+from engine.run.loop import Run
 
 FULL_CHECKS = ["1.1", "2.1", "2.2", "2.3", "2.4"]  # the planned checks of tests/benchmarks/full
 

@@ -11,7 +11,7 @@ from textual.widgets import Input, Tree
 from tui_fakes import REPORT_MD, Scene, settle
 
 from engine.events import EvaluationLogged, MessageSent
-from engine.report_entries import EntryFilter, index_report, newest_first, parse_report_entries, reprint
+from engine.report.entries import EntryFilter, index_report, newest_first, parse_report_entries, reprint
 from mmb_tui.app import MmbApp
 from mmb_tui.screens.main_screen import MainScreen
 from mmb_tui.screens.report_screen import ReportScreen
@@ -26,7 +26,7 @@ def entry(
     entry_id: str = "",
     types: str = "AGG 7.50 (2), RECALL 9.00 (4)",
 ) -> str:
-    """An entry as ``engine/report.py`` writes it: answers are (check id, score, "[AGG] [NEG]", event n)."""
+    """An entry as ``engine/report/writer.py`` writes it: answers are (check id, score, "[AGG] [NEG]", event n)."""
     lines = [
         f"## {date} UTC — {run}: demo @ chatbot",
         f"📊 Score: {score:.2f}/10 over 6 planned checks (graded 6, ungraded 0 counted as 0)"

@@ -19,7 +19,6 @@ from typing import Any
 from engine_helpers import FORGETFUL, ROOT, events, make_config, play
 
 from engine.benchmark.validate import load_benchmark
-from engine.build import build_run
 from engine.config import Config
 from engine.events import (
     AgentCompacted,
@@ -30,10 +29,11 @@ from engine.events import (
     ToolCalled,
 )
 from engine.persona_record import PersonaRecord, PersonaTally, SessionMark, second_attempt
-from engine.report import format_entry
-from engine.report_entries import ReportEntry, parse_report_entries
-from engine.report_trust import clearings, context_line, memory_line, persona_line
-from engine.run import Run
+from engine.report.entries import ReportEntry, parse_report_entries
+from engine.report.trust import clearings, context_line, memory_line, persona_line
+from engine.report.writer import format_entry
+from engine.run.build import build_run
+from engine.run.loop import Run
 from engine.state import RunState, load_state
 from engine.transcript import read_events
 

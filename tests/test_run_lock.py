@@ -13,15 +13,16 @@ from pathlib import Path
 import pytest
 from engine_helpers import FORGETFUL, ROOT, make_config
 
-from engine.build import BuildError, build_run
-from engine.run_lock import LOCK_NAME, RunLock, owner_of
-from engine.scheduler import Scheduler
+from engine.config import BuildError
+from engine.placement.scheduler import Scheduler
+from engine.run.build import build_run
+from engine.run.lock import LOCK_NAME, RunLock, owner_of
 from engine.transcript import read_events
 
 HOLDER = """
 import sys, time
 from pathlib import Path
-from engine.run_lock import RunLock
+from engine.run.lock import RunLock
 lock = RunLock(Path(sys.argv[1]), "test-holder")
 lock.acquire()
 print("held", flush=True)

@@ -1,4 +1,4 @@
-"""A run folder mirrored from its player to the head (``engine/run_sync.py``): appends, whole files, removals and
+"""A run folder mirrored from its player to the head (``engine/placement/sync.py``): appends, whole files, removals and
 report entries arrive in order, a lost shipment is sent again, a shipment applied twice changes nothing."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 from engine_helpers import make_config, play
 
-from engine.report import append_entry
-from engine.run_sync import FolderWatcher, apply_changes, new_events, read_tree, snapshot_for_resume
+from engine.placement.sync import FolderWatcher, apply_changes, new_events, read_tree, snapshot_for_resume
+from engine.report.writer import append_entry
 from engine.state import load_state
 from engine.transcript import read_events
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from engine_helpers import ROOT, fast, make_config
 
 from engine.events import TerminationReason
-from engine.scheduler import Scheduler
+from engine.placement.scheduler import Scheduler
 
 
 async def test_max_and_multiday_play_to_the_end_with_full_coverage(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.stats import Estimate, bootstrap_ci, estimate, mean, pass_hat_k, pass_hat_ks
+from engine.comparison.stats import Estimate, bootstrap_ci, estimate, mean, pass_hat_k, pass_hat_ks
 
 
 @pytest.mark.parametrize(

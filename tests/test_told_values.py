@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from engine.told_values import known_names, message_keys, plain_values, stem, strong_values
+from engine.grading.told_values import known_names, message_keys, plain_values, stem, strong_values
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,8 @@ from tui_fakes import settle, wait_until
 
 from engine.clock import ManualClock
 from engine.config import load_config
-from engine.run_selection import select_runs
-from engine.scheduler import Scheduler
+from engine.placement.scheduler import Scheduler
+from engine.placement.selection import select_runs
 from engine.transcript import read_events
 from mmb_tui.app import make_app
 from mmb_tui.screens.confirm_screen import ConfirmScreen

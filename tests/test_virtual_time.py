@@ -10,13 +10,14 @@ import pytest
 from engine_helpers import ROOT, events, kinds, make_config
 from fixture_agents import ClockAgent
 
-from engine.build import BuildError, build_run
+from engine.config import BuildError
 from engine.events import ClockJumped, TerminationReason
 from engine.persona.context import build_system_prompt, drop_section
 from engine.persona.notebook import ToolError
 from engine.persona.tools import TOOL_NAMES, tool_schemas
-from engine.phases import WaitTarget, now_line, parse_wait_target
-from engine.run_parts import RunSettings
+from engine.run.build import build_run
+from engine.run.parts import RunSettings
+from engine.run.phases import WaitTarget, now_line, parse_wait_target
 
 
 def quick(settings: RunSettings) -> None:

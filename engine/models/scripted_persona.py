@@ -7,63 +7,31 @@ the gates: read, tell untold facts verbatim in batches of three, mark told), ``S
 (sent verbatim without the verb), ``HH:MM`` anchors (``wait`` first), and check lines (asked verbatim,
 graded by the rules judge, a memory search and attempt 2 when the agent says it does not know). Then it
 calls ``next_phase``, and answers a gate error by doing what it names.
+
+This module owns the decisions: the next step of each action of the phase (telling a sheet, asking and
+grading a check, with the slips played inside them) and the usage it reports. Reading the history is
+``scripted_history.py``, answering a gate error ``scripted_gates.py``, the slip names and the slips that
+reshape a whole step ``scripted_slips.py``.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
-from typing import Any
 
 from engine.models.base import Completion, Message, ToolCall, ToolSchema, Usage
-from engine.models.persona_plan import BACKTICK, Action, plan_phase
+from engine.models.persona_plan import Action, plan_phase
 from engine.models.rules_judge import judge
+from engine.models.scripted_gates import answer_gate
+from engine.models.scripted_history import Call, Step, current_phase, readable_sheets, reply_body
+from engine.models.scripted_history import calls_since as _calls_since
+from engine.models.scripted_slips import SLIPS, check_slips, gate_named, maybe_echo, skipped_check
 
-_PHASE_HEADER = re.compile(r"^Phase \d+/\d+ \(", re.MULTILINE)
-_GATE_EDIT = re.compile(
-    r"`([\w-]+)` (\d+\.\d+) does not hold the directed text: .*?exactly this text: «(.*?)»"
-)
-_GATE_ADD = re.compile(r"`([\w-]+)` category (\d+) lacks the fact to add: .*?exactly this text: «(.*?)»")
-_GATE_DELETE = re.compile(r"`([\w-]+)` (\d+\.\d+) must be deleted")
-_GATE_UNTOLD_CHANGE = re.compile(r"`([\w-]+)` (\d+\.\d+) was changed but not told")
+__all__ = ["SLIPS", "ScriptedPersonaModel", "_calls_since"]
+
 _DONT_KNOW = "says it does not know; asking it to search"
 _SEARCH_PREFIX = "Please search your memory and our earlier conversation:"
 BATCH = 3
-
-
-@dataclass
-class _Call:
-    name: str
-    args: dict[str, Any]
-    result: str | None
-
-
-def _calls_since(messages: list[Message], start: int) -> list[_Call]:
-    results = {m.get("tool_call_id"): m.get("content") or "" for m in messages[start:] if m["role"] == "tool"}
-    calls: list[_Call] = []
-    for message in messages[start:]:
-        for call in message.get("tool_calls") or []:
-            try:
-                args = json.loads(call["function"]["arguments"] or "{}")
-            except json.JSONDecodeError:
-                continue
-            result = results.get(call["id"])
-            if result is not None and result.startswith("ERROR: echo guard"):
-                continue  # refused by the echo guard: it never ran
-            calls.append(_Call(call["function"]["name"], args if isinstance(args, dict) else {}, result))
-    return calls
-
-
-def _reply_body(result: str | None) -> str:
-    return (result or "").split("\n\n", 1)[-1]
-
-
-SLIPS = ("grade_ahead", "attempt2_first", "skip_edit", "skip_retell", "echo", "skip_check")
-"""Slips a real persona model makes, played on purpose by ``scripted/persona?slips=a,b`` (tests of the
-contracts that must refuse or record them): grade a check before asking it, log attempt 2 with no attempt 1,
-tell an Edit without ``facts_edit``, mark an edit told without telling it, echo the agent's last reply, leave
-a phase's first check unasked. After a refusal it does what the error says, as a model should."""
 
 
 class ScriptedPersonaModel:
@@ -72,9 +40,7 @@ class ScriptedPersonaModel:
     name = "scripted/persona"
 
     def __init__(self, slips: frozenset[str] = frozenset()) -> None:
-        unknown = sorted(slips - set(SLIPS))
-        if unknown:
-            raise ValueError(f"unknown slip {unknown[0]!r} (known: {', '.join(SLIPS)})")
+        check_slips(slips)
         self.slips = slips
         self._counted: tuple[int, Message | None, int] = (0, None, 0)  # see _prompt_chars
 
@@ -105,86 +71,37 @@ class ScriptedPersonaModel:
             ),
         )
 
-    def decide(self, messages: list[Message]) -> list[tuple[str, dict[str, Any]]]:
+    def decide(self, messages: list[Message]) -> Step:
         start, phase_text = self._phase(messages)
         sheets = self._sheets(messages)
         calls = _calls_since(messages, start)
         plan = plan_phase(phase_text, sheets)
-        skipped = self._skipped_check(plan)
+        skipped = skipped_check(self.slips, plan)
         for action in plan:
-            if (
-                action.kind == "check"
-                and action.args["id"] == skipped
-                and not self._gate_named(calls, skipped)
-            ):
+            if action.kind == "check" and action.args["id"] == skipped and not gate_named(calls, skipped):
                 continue
             step = self._next_for(action, calls)
             if step:
-                return self._maybe_echo(step, messages, start)
+                return maybe_echo(self.slips, step, messages, start)
         # everything in the text is done: answer the last gate error, or move on
         last_next = next((c for c in reversed(calls) if c.name == "next_phase"), None)
         if last_next and last_next.result and last_next.result.startswith("ERROR") and calls[-1] is last_next:
-            step = self._answer_gate(last_next.result, calls, plan)
+            step = answer_gate(last_next.result, calls, plan, self._check, self._tell)
             if step:
                 return step
         return [("next_phase", {})]
 
-    # ---- slips played on purpose -------------------------------------------------------------
-
-    def _skipped_check(self, plan: list[Action]) -> str | None:
-        if "skip_check" not in self.slips:
-            return None
-        return next((a.args["id"] for a in plan if a.kind == "check"), None)
-
-    @staticmethod
-    def _gate_named(calls: list[_Call], check_id: str | None) -> bool:
-        return any(
-            c.name == "next_phase"
-            and c.result
-            and "ungraded checks" in c.result
-            and re.search(rf"\b{re.escape(check_id or '')}\b", c.result)
-            for c in calls
-        )
-
-    def _maybe_echo(
-        self, step: list[tuple[str, dict[str, Any]]], messages: list[Message], start: int
-    ) -> list[tuple[str, dict[str, Any]]]:
-        """``echo``: the first message of a phase repeats the agent's last reply (the guard refuses it)."""
-        if "echo" not in self.slips or step[0][0] != "send_message":
-            return step
-        if any(str(m.get("content") or "").startswith("ERROR: echo guard") for m in messages[start:]):
-            return step
-        last = next(
-            (
-                _reply_body(m.get("content"))
-                for m in reversed(messages)
-                if m["role"] == "tool" and str(m.get("content") or "").startswith("The assistant replied")
-            ),
-            None,
-        )
-        if not last or len(last) < 40:
-            return step
-        return [("send_message", {"text": last})]
-
-    # ---- reading the history ---------------------------------------------------------------
+    # ---- reading the history (kept as methods: a subclass may read it the same way) -----------
 
     def _phase(self, messages: list[Message]) -> tuple[int, str]:
-        for index in range(len(messages) - 1, -1, -1):
-            content = messages[index].get("content") or ""
-            if messages[index]["role"] in ("user", "tool") and isinstance(content, str):
-                match = _PHASE_HEADER.search(content)
-                if match:
-                    return index, content[match.start() :]
-        return 0, ""
+        return current_phase(messages)
 
     def _sheets(self, messages: list[Message]) -> set[str]:
-        system = messages[0].get("content") or "" if messages else ""
-        match = re.search(r"Sheets you can read with facts_read: (.*)\.", system)
-        return set(BACKTICK.findall(match.group(1))) if match else set()
+        return readable_sheets(messages)
 
     # ---- one action --------------------------------------------------------------------------
 
-    def _next_for(self, action: Action, calls: list[_Call]) -> list[tuple[str, dict[str, Any]]] | None:
+    def _next_for(self, action: Action, calls: list[Call]) -> Step | None:
         a = action.args
         match action.kind:
             case "wait":
@@ -240,7 +157,7 @@ class ScriptedPersonaModel:
                 return self._check(a["id"], a["q"], a["a"], calls)
         return None
 
-    def _tell(self, sheet: str, calls: list[_Call]) -> list[tuple[str, dict[str, Any]]] | None:
+    def _tell(self, sheet: str, calls: list[Call]) -> Step | None:
         if not any(c.name == "facts_read" and c.args.get("sheet") == sheet for c in calls):
             return [("facts_read", {"sheet": sheet})]
         latest = next(
@@ -267,9 +184,7 @@ class ScriptedPersonaModel:
             ("facts_get_untold", {"sheet": sheet}),
         ]
 
-    def _check(
-        self, check_id: str, question: str, expected: str, calls: list[_Call]
-    ) -> list[tuple[str, dict[str, Any]]] | None:
+    def _check(self, check_id: str, question: str, expected: str, calls: list[Call]) -> Step | None:
         logged = [
             c
             for c in calls
@@ -309,7 +224,7 @@ class ScriptedPersonaModel:
             if c.name == "send_message" and c.args.get("text") == search_text and c.result is not None
         ]
         if searched:
-            reply = _reply_body(searched[-1].result)
+            reply = reply_body(searched[-1].result)
             verdict = judge(question, expected, reply)
             return [
                 (
@@ -325,7 +240,7 @@ class ScriptedPersonaModel:
             ]
         if logged:  # attempt 1 said it does not know: now the search
             return [("send_message", {"text": search_text})]
-        reply = _reply_body(asked[-1].result)
+        reply = reply_body(asked[-1].result)
         verdict = judge(question, expected, reply)
         grade = {
             "check_id": check_id,
@@ -341,58 +256,10 @@ class ScriptedPersonaModel:
         return [("log_evaluation", grade)]
 
     @staticmethod
-    def _tried(calls: list[_Call], check_id: str, attempt: int) -> bool:
+    def _tried(calls: list[Call], check_id: str, attempt: int) -> bool:
         return any(
             c.name == "log_evaluation"
             and str(c.args.get("check_id")) == check_id
             and c.args.get("attempt") == attempt
             for c in calls
         )
-
-    def _answer_gate(
-        self, error: str, calls: list[_Call], plan: list[Action]
-    ) -> list[tuple[str, dict[str, Any]]] | None:
-        for sheet, fact_id, text in _GATE_EDIT.findall(error):
-            return [
-                ("facts_edit", {"sheet": sheet, "id": fact_id, "text": text}),
-                ("send_message", {"text": f"Update: {text}"}),
-                ("facts_mark_told", {"sheet": sheet, "ids": [fact_id]}),
-            ]
-        for sheet, fact_id in _GATE_DELETE.findall(error):
-            return [("facts_edit", {"sheet": sheet, "id": fact_id, "text": "—"})]
-        for sheet, category, text in _GATE_ADD.findall(error):
-            return [
-                ("facts_add", {"sheet": sheet, "category": int(category), "text": text}),
-                ("send_message", {"text": f"Also: {text}"}),
-            ]
-        for sheet, fact_id in _GATE_UNTOLD_CHANGE.findall(error):
-            text = next(
-                (
-                    a.args["text"]
-                    for a in plan
-                    if a.kind == "edit" and a.args["sheet"] == sheet and a.args["id"] == fact_id
-                ),
-                None,
-            )
-            if text is None:
-                text = next(
-                    (a.args["text"] for a in plan if a.kind == "add" and a.args["sheet"] == sheet), ""
-                )
-            return [
-                ("send_message", {"text": f"Update: {text}"}),
-                ("facts_mark_told", {"sheet": sheet, "ids": [fact_id]}),
-            ]
-        if m := re.search(r"ungraded checks: ([\d., ]+)", error):
-            wanted = {i.strip() for i in m.group(1).split(",")}
-            for action in plan:
-                if action.kind == "check" and action.args["id"] in wanted:
-                    step = self._check(action.args["id"], action.args["q"], action.args["a"], calls)
-                    if step:
-                        return step
-        for sheet in re.findall(r"untold facts in `([\w-]+)`", error):
-            step = self._tell(sheet, calls)
-            if step:
-                return step
-        if m := re.search(r"use wait until (\d{1,2}:\d{2})", error):
-            return [("wait", {"until": m.group(1)})]
-        return None

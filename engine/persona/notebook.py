@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from engine.benchmark.facts import next_fact_id
 from engine.benchmark.facts import render_sheet as _render_sheet
-from engine.benchmark.model import DELETED, Benchmark, Category, Fact, Sheet
+from engine.benchmark.model import DELETED, Category, Fact, Sheet
 from engine.benchmark.templates import render_templates
 from engine.persona.context import build_system_prompt
-from engine.premises import told_problem
 from engine.state import RunState
 
 
@@ -15,10 +16,14 @@ class ToolError(Exception):
     """A tool call the persona got wrong: the message goes back to it as the tool result."""
 
 
+TellCheck = Callable[[str, Fact], str]
+"""What of a fact (sheet name, fact) no message since its last change carried: empty when it was told."""
+
+
 class Notebook:
-    def __init__(self, state: RunState, bench: Benchmark) -> None:
+    def __init__(self, state: RunState, told_check: TellCheck | None = None) -> None:
         self.state = state
-        self.bench = bench
+        self.told_check: TellCheck = told_check or (lambda sheet, fact: "")
 
     def show(self, text: str) -> str:
         """Text as the persona sees it: date templates rendered from the run's start date."""
@@ -64,11 +69,7 @@ class Notebook:
         unknown = [i for i in ids if i not in live]
         if unknown:
             raise ToolError(f"sheet {sheet.name!r} has no live facts {', '.join(unknown)}")
-        unsent = [
-            f"{i} ({missing})"
-            for i in ids
-            if (missing := told_problem(self.state, self.bench, sheet.name, live[i]))
-        ]
+        unsent = [f"{i} ({missing})" for i in ids if (missing := self.told_check(sheet.name, live[i]))]
         if unsent:
             raise ToolError(
                 f"no message to the assistant since the last change carried {sheet.name} {'; '.join(unsent)}: "

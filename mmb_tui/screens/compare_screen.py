@@ -1,7 +1,7 @@
 """The comparison screen (``c``): every run, repeated run and matrix cell of config.jsonc that has results,
 side by side — the table of ``mmb-tui compare`` (score and each check type as mean [95 % CI], pass^k,
 coverage, persona faults, tokens, cost) and a bar chart of the mean score per check type, a bar per row
-(``textual-plotext``). Figures are read from the saved states in a worker thread (``engine/compare.py``),
+(``textual-plotext``). Figures are read from the saved states in a worker thread (``engine/comparison/compare.py``),
 so a large results folder never blocks the screen; ``ctrl+r`` reads them again.
 """
 
@@ -17,9 +17,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual_plotext import PlotextPlot
 
-from engine.compare import config_rows, figures_of, table_rows
+from engine.comparison.compare import config_rows, figures_of, table_rows
+from engine.comparison.figures import GroupFigures
 from engine.config import ConfigError, load_config
-from engine.group_figures import GroupFigures
 
 SCORE = "Score"  # the chart's first bar group: the headline
 

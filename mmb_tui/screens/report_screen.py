@@ -2,11 +2,12 @@
 
 Opening is lazy (issue 12): entries are read up to their headers and ordered, an entry is parsed when its row
 is made (the first ``FIRST_ROWS`` at once, the others after the first repaint), and its figures, answers and
-faults become tree nodes only when it is expanded: a report of a thousand entries opens at once. ``/`` filters by run, score range and check type
-(``EntryFilter``). An entry whose run's transcript is gone is marked, and ``o`` says so instead of opening
-something else. Dismisses with an ``AnswerRef`` (run, check, event number) when the operator opens an answer in
-its transcript; ``MainScreen.open_evaluation`` lands on exactly that event. The entries come escaped from
-``report_entries`` and every label is a ``Text`` (never markup): a reply's ``[bold]`` is shown as is.
+faults become tree nodes only when it is expanded (``ReportTree``): a report of a thousand entries opens at
+once. ``/`` filters by run, score range and check type (``EntryFilter``). An entry whose run's transcript is
+gone is marked, and ``o`` says so instead of opening something else. Dismisses with an ``AnswerRef`` (run,
+check, event number) when the operator opens an answer in its transcript; ``MainScreen.open_evaluation``
+lands on exactly that event. This module owns the screen's state and actions; how entries, answers and faults
+read is ``mmb_tui.widgets.report_items`` (every label a ``Text``, never markup).
 """
 
 from __future__ import annotations
@@ -15,17 +16,15 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static, Tree
-from textual.widgets.tree import TreeNode
 
 from engine.events import EvaluationLogged, Event
-from engine.report_entries import (
+from engine.report.entries import (
     FILTER_HELP,
     EntryFilter,
     ImperfectAnswer,
@@ -35,11 +34,18 @@ from engine.report_entries import (
     index_report,
     newest_first,
 )
-from mmb_tui.event_render import score_style
 from mmb_tui.transcript_seek import events_around
+from mmb_tui.widgets.report_items import (
+    HINT,
+    ReportItem,
+    answer_detail,
+    entry_detail,
+    entry_label,
+    fault_detail,
+)
+from mmb_tui.widgets.report_tree import ReportTree
 
 FIRST_ROWS = 100  # entries in the tree before the first repaint; the others come right after it
-HINT = "Enter expands · o opens an answer at its event in the transcript · / filters · Esc back"
 
 
 @dataclass(frozen=True)
@@ -49,29 +55,6 @@ class AnswerRef:
     run_id: str
     check_id: str
     event_n: int | None = None  # the ``[transcript #N]`` of the entry; None in entries written before it
-
-
-@dataclass(frozen=True, eq=False)
-class _Item:
-    """What a tree node stands for: an entry, or one of its answers or persona faults."""
-
-    entry: ReportEntry
-    answer: ImperfectAnswer | PersonaFault | None = None
-
-
-class _ReportTree(Tree[_Item | None]):
-    """A tree that takes a one-line label as it is and measures it by its text (Tree copies every label when it
-    is added, and renders it to measure it on each rebuild of its lines: most of a second for 1,000 entries)."""
-
-    def process_label(self, label: str | Text) -> Text:
-        if isinstance(label, Text) and "\n" not in label.plain:  # one line already: no copy of its first line
-            return label
-        return super().process_label(label)
-
-    def get_label_width(self, node: TreeNode[_Item | None]) -> int:
-        label = node.label
-        width = label.cell_len if isinstance(label, Text) else cell_len(label)
-        return width + (2 if node.allow_expand else 0)  # "▶ " before an expandable node
 
 
 def _is_the_answer(event: Event, check_id: str) -> bool:
@@ -102,7 +85,7 @@ class ReportScreen(Screen[AnswerRef | None]):
     def compose(self) -> ComposeResult:
         yield Static("", id="report-header")
         yield Input(placeholder=FILTER_HELP, id="report-filter", compact=True)
-        yield _ReportTree("report.md", id="report-tree")
+        yield ReportTree("report.md", id="report-tree")
         with VerticalScroll(id="report-detail"):
             yield Static("", id="report-detail-text")
         yield Footer(compact=True)
@@ -129,7 +112,7 @@ class ReportScreen(Screen[AnswerRef | None]):
         first ``FIRST_ROWS`` at once, the others after the first repaint (the first rows show at once)."""
         wanted = self.filter
         self.shown = [e for e in self.entries if wanted.matches(e.entry)] if wanted.active else self.entries
-        tree: Tree[_Item | None] = self.query_one(Tree)
+        tree = self.query_one(ReportTree)
         tree.clear()
         tree.show_root = False
         self._filling += 1
@@ -137,15 +120,15 @@ class ReportScreen(Screen[AnswerRef | None]):
         self._update_header()
 
     def _add_entries(self, start: int, stop: int, filling: int) -> None:
-        trees = self.query(Tree)
+        trees = self.query(ReportTree)
         if filling != self._filling or not trees:  # the filter changed (or the screen closed) since
             return
-        root = trees.first().root
+        tree = trees.first()
         for lazy in self.shown[start:stop]:
             entry = lazy.entry
-            node = root.add(self._entry_label(entry), data=_Item(entry), allow_expand=True)
+            node = tree.root.add(self._entry_label(entry), data=ReportItem(entry), allow_expand=True)
             if lazy is self.shown[0]:
-                self._build(node)
+                tree.build(node, self.filter)
                 node.expand()
         if stop < len(self.shown):
             self.call_after_refresh(self._add_entries, stop, len(self.shown), filling)
@@ -175,140 +158,35 @@ class ReportScreen(Screen[AnswerRef | None]):
         return self.results_dir / run_id / "transcript.jsonl"
 
     def _entry_label(self, entry: ReportEntry) -> Text:
-        label = Text(no_wrap=True, overflow="ellipsis")
-        label.append(entry.title, style="bold")
-        if self.transcript_gone(entry):
-            label.append("  transcript gone", style="bold red")
-        if entry.incomplete:
-            label.append(f"  incomplete: {entry.incomplete}", style="bold yellow")
-        if self.filter.check_type and self.filter.check_type in entry.type_averages:
-            average = entry.type_averages[self.filter.check_type]
-            label.append(f"  {self.filter.check_type} {average:.2f}", style=score_style(average))
-        if entry.score is not None:
-            label.append(f"  score {entry.score:.2f}", style=score_style(entry.score))
-            label.append(" ·" if entry.evaluations is not None else "")
-        if entry.evaluations is not None:
-            label.append(f"{' ' if entry.score is not None else '  '}{entry.evaluations} evals")
-        if entry.average is not None:
-            label.append(f" · avg {entry.average:.2f}", style=score_style(entry.average))
-        if entry.title in self._duplicates:  # the same run ended twice in a minute: tell them apart
-            label.append(f"  entry {entry.entry_id or f'#{entry.position + 1} in the file'}", style="dim")
-        return label
+        return entry_label(
+            entry,
+            gone=bool(self.transcript_gone(entry)),
+            check_type=self.filter.check_type,
+            duplicate=entry.title in self._duplicates,
+        )
 
-    def on_tree_node_expanded(self, event: Tree.NodeExpanded[_Item | None]) -> None:
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded[ReportItem | None]) -> None:
         if event.node.parent is event.node.tree.root:
-            self._build(event.node)
-
-    def _build(self, node: TreeNode[_Item | None]) -> None:
-        """An entry's children, made when it is first expanded."""
-        if node.children or node.data is None:
-            return
-        entry = node.data.entry
-        answers, faults = self.filter.answers_of(entry)
-        answers_parent = faults_parent = node
-        kind = self.filter.check_type
-        for line in entry.summary_lines():  # labels as Text: a str label would be read as markup
-            if line.startswith("Imperfect answers"):
-                label = f"{line.removesuffix(':')} — {len(answers)} of type {kind} shown:" if kind else line
-                answers_parent = node.add(Text(f"📊 {label}"), data=node.data, expand=True)
-            elif line.startswith("Persona faults"):
-                label = f"{line.removesuffix(':')} — {len(faults)} of type {kind} shown:" if kind else line
-                faults_parent = node.add(Text(f"📊 {label}"), data=node.data, expand=True)
-            else:
-                node.add_leaf(Text(f"📊 {line}"), data=node.data)
-        for fault in faults:
-            item = _Item(entry, fault)
-            head = Text()
-            head.append(f"⚠ [{fault.graded}, not counted]", "yellow")
-            head.append(f" ({fault.check_id}){_types(fault.types)} {fault.question}")
-            child = faults_parent.add(head, data=item, expand=False)
-            child.add_leaf(Text.assemble(("fault:    ", "bold yellow"), fault.fault), data=item)
-            child.add_leaf(Text(self._open_hint(item), style="dim italic"), data=item)
-        for answer in answers:
-            item = _Item(entry, answer)
-            head = Text()
-            head.append(
-                f"[{answer.score:g}/10{', ' + answer.note if answer.note else ''}]", score_style(answer.score)
-            )
-            head.append(f" ({answer.check_id}){_types(answer.types)} {answer.question}")
-            child = answers_parent.add(head, data=item, expand=False)
-            for label, style, value in _answer_fields(answer):
-                child.add_leaf(Text.assemble((f"{label}: ".ljust(10), style), value), data=item)
-            child.add_leaf(Text(self._open_hint(item), style="dim italic"), data=item)
-
-    def _open_hint(self, item: _Item) -> str:
-        number = item.answer.transcript_n if item.answer is not None else None
-        return f"o: open in the transcript (event #{number})" if number else "o: open in the transcript"
+            self.query_one(ReportTree).build(event.node, self.filter)
 
     # ---- the detail pane ---------------------------------------------------------------------------
 
-    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[_Item | None]) -> None:
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[ReportItem | None]) -> None:
         item = event.node.data
         detail = self.query_one("#report-detail-text", Static)
         if item is None:
             detail.update(Text(HINT, "dim"))
         elif isinstance(item.answer, PersonaFault):
-            detail.update(self._fault_detail(item.entry, item.answer))
+            detail.update(fault_detail(item.entry, item.answer, self.transcript_gone(item.entry)))
         elif isinstance(item.answer, ImperfectAnswer):
-            detail.update(self._answer_detail(item.entry, item.answer))
+            detail.update(answer_detail(item.entry, item.answer, self.transcript_gone(item.entry)))
         else:
-            detail.update(self._entry_detail(item.entry))
-
-    def _entry_detail(self, entry: ReportEntry) -> Text:
-        text = Text()
-        text.append(entry.title, style="bold")
-        finished = entry.finished_at
-        text.append(
-            f"\nfinished {finished:%Y-%m-%d %H:%M} UTC (real time)"
-            if finished
-            else "\ndated in the run's virtual time (an entry written before real finish times)"
-        )
-        text.append(
-            f" · entry {entry.entry_id}" if entry.entry_id else f" · entry #{entry.position + 1} in the file"
-        )
-        gone = self.transcript_gone(entry)
-        if gone:
-            text.append(f"\n{gone}", style="bold red")
-        text.append(f"\n{HINT}", style="dim")
-        return text
-
-    def _answer_detail(self, entry: ReportEntry, answer: ImperfectAnswer) -> Text:
-        text = Text()
-        text.append(f"{entry.run_id} · check {answer.check_id}{_types(answer.types)} · ", style="bold")
-        text.append(f"{answer.score:g}/10 {answer.note}", style=score_style(answer.score))
-        for label, style, value in _answer_fields(answer):
-            text.append(f"\n{label}: ", style=style)
-            text.append(value)
-        self._append_where(text, entry, answer)
-        return text
-
-    def _fault_detail(self, entry: ReportEntry, fault: PersonaFault) -> Text:
-        text = Text()
-        text.append(f"{entry.run_id} · check {fault.check_id}{_types(fault.types)} · ", style="bold")
-        text.append(f"persona fault, graded {fault.graded}, not counted", style="yellow")
-        text.append("\nquestion: ", style="bold")
-        text.append(fault.question)
-        text.append("\nfault: ", style="bold yellow")
-        text.append(fault.fault)
-        self._append_where(text, entry, fault)
-        return text
-
-    def _append_where(self, text: Text, entry: ReportEntry, answer: ImperfectAnswer | PersonaFault) -> None:
-        gone = self.transcript_gone(entry)
-        if gone:
-            text.append(f"\n{gone}", style="bold red")
-        elif answer.transcript_n is not None:
-            text.append(f"\no opens {entry.run_id}'s transcript at event #{answer.transcript_n}", style="dim")
-        else:
-            text.append(
-                f"\no opens {entry.run_id}'s latest evaluation of {answer.check_id} (no event number)",
-                style="dim",
-            )
+            detail.update(entry_detail(item.entry, self.transcript_gone(item.entry)))
 
     # ---- actions -----------------------------------------------------------------------------------
 
     def action_open_transcript(self) -> None:
-        node = self.query_one(Tree).cursor_node
+        node = self.query_one(ReportTree).cursor_node
         item = node.data if node is not None else None
         if item is None or node is None:
             self.notify("Put the cursor on an imperfect answer or a persona fault first.", severity="warning")
@@ -342,7 +220,7 @@ class ReportScreen(Screen[AnswerRef | None]):
         self.dismiss(AnswerRef(entry.run_id, answer.check_id, number))
 
     def _relabel(self, entry: ReportEntry) -> None:
-        for node in self.query_one(Tree).root.children:
+        for node in self.query_one(ReportTree).root.children:
             if node.data is not None and node.data.entry is entry:
                 node.set_label(self._entry_label(entry))
 
@@ -375,20 +253,3 @@ class ReportScreen(Screen[AnswerRef | None]):
             self.query_one(Tree).focus()
             return
         self.dismiss(None)
-
-
-def _answer_fields(answer: ImperfectAnswer) -> list[tuple[str, str, str]]:
-    """(label, style, text) of what an imperfect answer's entry says, the judge's grade where it has one."""
-    fields = [("question", "bold", answer.question), ("expected", "bold green", answer.expected)]
-    fields += [("got", "bold red", answer.got)] + (
-        [("persona", "bold", answer.persona)] if answer.persona else []
-    )
-    fields.append(("comment", "bold", answer.comment))
-    if answer.judge_score is not None or answer.judge:
-        score = f"[{answer.judge_score:g}/10] " if answer.judge_score is not None else "[no grade] "
-        fields.append(("judge", "bold", score + answer.judge))
-    return fields
-
-
-def _types(types: list[str]) -> str:
-    return "".join(f" [{t}]" for t in types)

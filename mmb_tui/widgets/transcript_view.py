@@ -1,19 +1,15 @@
-"""A run's transcript as a virtual list: only the visible lines are rendered, the window is bounded.
+"""A run's transcript as a virtual list: the widget (feeding, rendering, cursor keys, jumps, search).
 
-Events live in a bounded deque (older ones stay in ``transcript.jsonl``); there is no widget per event.
-Folded entries have a width-independent height, so appending is O(1); only expanded entries are wrapped.
-Appends are coalesced: at most one repaint per ``FLUSH_INTERVAL``, and a repaint styles only the new lines
-(``TailScrollView``). The view follows the tail only while the user is at the bottom. The first event of
-each day gets a date line above it, so times never seem to go back after a night. A window loaded around an
-older event (``load(..., detached=True)``) takes no live events: End asks its column to load the tail again
-(``TailWanted``).
+Only the visible lines are rendered; the events held and their lines are a bounded ``TranscriptWindow``
+(no widget per event). Appends are coalesced: at most one repaint per ``FLUSH_INTERVAL``, and a repaint
+styles only the new lines (``TailScrollView``). The view follows the tail only while the user is at the
+bottom. A window loaded around an older event (``load(..., detached=True)``) takes no live events: End asks
+its column to load the tail again (``TailWanted``).
 """
 
 from __future__ import annotations
 
 import time
-from bisect import bisect_right
-from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -24,9 +20,10 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from engine.events import Event
-from mmb_tui.event_render import FILTER_MODES, FilterMode, folded_lines, passes
-from mmb_tui.transcript_lines import Entry, day_of, entry_strips, pick_match, searchable
+from mmb_tui.event_render import FILTER_MODES, FilterMode
+from mmb_tui.transcript_lines import Entry, entry_strips, pick_match
 from mmb_tui.widgets.tail_scroll_view import TailScrollView
+from mmb_tui.widgets.transcript_window import TranscriptWindow
 
 _MATCH = Binding.Group("Match", compact=True)  # n N in the footer while a search is on
 
@@ -70,14 +67,7 @@ class TranscriptView(TailScrollView, can_focus=True):
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.max_entries = max_entries
-        self._entries: deque[Entry] = deque()
-        self._visible: list[Entry] = []
-        self._starts: list[int] = []
-        self._total = 0
-        self._last_day = ""
-        self._cursor: int | None = None
-        self._uid = 0
-        self._last_n = 0
+        self._window = TranscriptWindow(measure=self._expanded_height)
         self._pending: list[Event] = []
         self._flush_scheduled = False
         self._last_flush = 0.0
@@ -89,7 +79,7 @@ class TranscriptView(TailScrollView, can_focus=True):
     @property
     def events(self) -> list[Event]:
         """The events held in the window (oldest first), pending ones included."""
-        return [entry.event for entry in self._entries] + list(self._pending)
+        return self._window.events + list(self._pending)
 
     @property
     def pending(self) -> int:
@@ -102,12 +92,9 @@ class TranscriptView(TailScrollView, can_focus=True):
         return (events[0].n, events[-1].n) if events else (0, 0)
 
     def clear(self) -> None:
-        self._entries.clear()
         self._pending.clear()
-        self._last_n = 0
-        self._cursor = None
         self._cache.clear()
-        self._rebuild()
+        self._window.clear(self.content_width(), self.filter_mode)
         self.detached = False
         self.following = True
         self._update_size(follow=True)  # repaint now: an empty transcript must not show the last one's lines
@@ -141,69 +128,22 @@ class TranscriptView(TailScrollView, can_focus=True):
         if not self._pending:
             return
         pending, self._pending = self._pending, []
-        first_new_line = self._total
         width = self.content_width()
-        for event in pending:
-            if event.n and event.n <= self._last_n:
-                if event.kind != "run_started":
-                    continue  # already loaded from the file
-                # a resume cut the transcript back to its checkpoint: replayed from here
-                self._cut_back(event.n)
-                first_new_line = 0
-            self._last_n = max(self._last_n, event.n)
-            self._uid += 1
-            entry = Entry(self._uid, event, folded_lines(event))
-            self._entries.append(entry)
-            if passes(event, self.filter_mode):
-                self._show(entry, width)
-        if len(self._entries) > self.max_entries + self.max_entries // 10:
-            self._trim()
+        first_new_line = self._window.add(pending, width, self.filter_mode)
+        if len(self._window.entries) > self.max_entries + self.max_entries // 10:
+            removed = self._window.trim(self.max_entries, width, self.filter_mode)
+            if not self.following:
+                self.scroll_to(y=max(0, self.scroll_y - removed), animate=False, immediate=True)
             first_new_line = 0
         self._update_size(follow=self.following, changed_from=first_new_line)
 
-    def _cut_back(self, n: int) -> None:
-        """Forget the events from number ``n`` on (the file no longer has them); the cursor leaves them."""
-        while self._entries and self._entries[-1].event.n >= n:
-            self._entries.pop()
-        self._last_n = self._entries[-1].event.n if self._entries else 0
-        self._cursor = None
-        self._rebuild()
-
-    def _trim(self) -> None:
-        cursor_entry = self._visible[self._cursor] if self._cursor is not None else None
-        before = self._total
-        while len(self._entries) > self.max_entries:
-            self._entries.popleft()
-        self._rebuild()
-        if cursor_entry is not None:
-            self._cursor = next((i for i, e in enumerate(self._visible) if e is cursor_entry), None)
-        if not self.following:
-            self.scroll_to(y=max(0, self.scroll_y - (before - self._total)), animate=False, immediate=True)
-
-    def _show(self, entry: Entry, width: int) -> None:
-        day = day_of(entry.event)
-        entry.day_break = bool(day) and day != self._last_day
-        self._last_day = day or self._last_day
-        self._visible.append(entry)
-        self._starts.append(self._total)
-        self._total += self._height(entry, width)
-
-    def _rebuild(self) -> None:
-        width = self.content_width()
-        self._visible, self._starts, self._total, self._last_day = [], [], 0, ""
-        for entry in self._entries:
-            if passes(entry.event, self.filter_mode):
-                self._show(entry, width)
-
     def _update_size(self, *, follow: bool, changed_from: int = 0) -> None:
-        self.update_lines(self._total, follow=follow, changed_from=changed_from)
+        self.update_lines(self._window.total, follow=follow, changed_from=changed_from)
 
     # ---- rendering -----------------------------------------------------------------------------
 
-    def _height(self, entry: Entry, width: int) -> int:
-        if entry.expanded:
-            return len(self._strips(entry, width))
-        return len(entry.folded) + entry.day_break
+    def _expanded_height(self, entry: Entry, width: int) -> int:
+        return len(self._strips(entry, width))
 
     def _strips(self, entry: Entry, width: int) -> list[Strip]:
         key = (entry.uid, width, entry.expanded, entry.day_break, self.search_query)
@@ -216,13 +156,14 @@ class TranscriptView(TailScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         width = self.content_width()
         line_no = round(self.scroll_offset.y) + y
-        if line_no >= self._total or not self._visible:
+        window = self._window
+        if line_no >= window.total or not window.visible:
             return Strip.blank(width, self.rich_style)
-        index = bisect_right(self._starts, line_no) - 1
-        strips = self._strips(self._visible[index], width)
-        offset = line_no - self._starts[index]
+        index = window.index_at(line_no)
+        strips = self._strips(window.visible[index], width)
+        offset = line_no - window.starts[index]
         strip = strips[offset] if offset < len(strips) else Strip.blank(width, self.rich_style)
-        if index == self._cursor and not (offset == 0 and self._visible[index].day_break):
+        if index == window.cursor and not (offset == 0 and window.visible[index].day_break):
             strip = strip.apply_style(self.get_component_rich_style("transcript-view--cursor"))
         return strip
 
@@ -230,36 +171,33 @@ class TranscriptView(TailScrollView, can_focus=True):
         width = self.content_width()
         if width != self._width:
             self._width = width
-            if any(e.expanded for e in self._visible):
-                self._rebuild()
+            if any(e.expanded for e in self._window.visible):
+                self._window.rebuild(width, self.filter_mode)
         self._update_size(follow=self.following)  # a shorter view (a dashboard above it) keeps the tail
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         # a cursor on an event means the user is reading it: stay put until End
-        self.following = self._cursor is None and round(new_value) >= self.max_scroll_y
+        self.following = self._window.cursor is None and round(new_value) >= self.max_scroll_y
 
     def watch_filter_mode(self) -> None:
-        self._cursor = None
-        self._rebuild()
+        self._window.cursor = None
+        self._window.rebuild(self.content_width(), self.filter_mode)
         self._update_size(follow=True)
 
     # ---- cursor, folding, jumps ----------------------------------------------------------------
 
     @property
     def cursor_event(self) -> Event | None:
-        return self._visible[self._cursor].event if self._cursor is not None else None
-
-    def _entry_height(self, index: int) -> int:
-        end = self._starts[index + 1] if index + 1 < len(self._starts) else self._total
-        return end - self._starts[index]
+        return self._window.cursor_event
 
     def _show_cursor(self, *, top: bool = False) -> None:
-        if self._cursor is None:
+        cursor = self._window.cursor
+        if cursor is None:
             return
         self.following = False
-        start = self._starts[self._cursor]
-        height = self._entry_height(self._cursor)
+        start = self._window.starts[cursor]
+        height = self._window.entry_height(cursor)
         viewport = self.scrollable_content_region.height
         if top or start < self.scroll_y:
             self.scroll_to(y=start, animate=False, immediate=True)
@@ -268,40 +206,26 @@ class TranscriptView(TailScrollView, can_focus=True):
         self.refresh()
 
     def _bottom_visible_index(self) -> int:
-        line = round(self.scroll_y) + max(0, self.scrollable_content_region.height - 1)
-        return max(0, min(len(self._visible) - 1, bisect_right(self._starts, line) - 1))
+        return self._window.index_at(round(self.scroll_y) + max(0, self.scrollable_content_region.height - 1))
+
+    def _move_cursor(self, step: int) -> None:
+        if not self._window.visible:
+            return
+        self._window.move_cursor(step, self._bottom_visible_index())
+        self._show_cursor()
 
     def action_cursor_up(self) -> None:
-        if not self._visible:
-            return
-        if self._cursor is None:
-            self._cursor = self._bottom_visible_index()
-        else:
-            self._cursor = max(0, self._cursor - 1)
-        self._show_cursor()
+        self._move_cursor(-1)
 
     def action_cursor_down(self) -> None:
-        if not self._visible:
-            return
-        if self._cursor is None:
-            self._cursor = self._bottom_visible_index()
-        else:
-            self._cursor = min(len(self._visible) - 1, self._cursor + 1)
-        self._show_cursor()
+        self._move_cursor(1)
 
     def action_toggle_fold(self) -> None:
-        if self._cursor is None:
+        if self._window.cursor is None:
             self.action_cursor_up()
-        if self._cursor is None:
+        if self._window.cursor is None:
             return
-        entry = self._visible[self._cursor]
-        width = self.content_width()
-        before = self._height(entry, width)
-        entry.expanded = not entry.expanded
-        delta = self._height(entry, width) - before
-        for i in range(self._cursor + 1, len(self._starts)):
-            self._starts[i] += delta
-        self._total += delta
+        self._window.toggle_fold(self._window.cursor, self.content_width())
         self._update_size(follow=False)
         self._show_cursor()
 
@@ -309,7 +233,7 @@ class TranscriptView(TailScrollView, can_focus=True):
         if self.detached:
             self.post_message(self.TailWanted())
             return
-        self._cursor = None
+        self._window.cursor = None
         self.following = True
         self.scroll_end(animate=False, immediate=True)
         self.refresh()
@@ -325,16 +249,16 @@ class TranscriptView(TailScrollView, can_focus=True):
         self.flush()
         if self.filter_mode != "all":
             self.filter_mode = "all"
-        for index in range(len(self._visible) - 1, -1, -1):
-            if matches(self._visible[index].event):
-                self._cursor = index
-                if not self._visible[index].expanded:
-                    self.action_toggle_fold()
-                self.following = False
-                self.call_after_refresh(self._show_cursor, top=True)
-                self._show_cursor(top=True)
-                return True
-        return False
+        index = self._window.latest(matches)
+        if index is None:
+            return False
+        self._window.cursor = index
+        if not self._window.visible[index].expanded:
+            self.action_toggle_fold()
+        self.following = False
+        self.call_after_refresh(self._show_cursor, top=True)
+        self._show_cursor(top=True)
+        return True
 
     # ---- search --------------------------------------------------------------------------------
 
@@ -355,24 +279,15 @@ class TranscriptView(TailScrollView, can_focus=True):
         self.match_label = ""
         return bool(self.search_query) and self._go_to_match(0)
 
-    def _matches(self) -> list[int]:
-        query = self.search_query.casefold()
-        matches = []
-        for index, entry in enumerate(self._visible):
-            if entry.text is None:
-                entry.text = searchable(entry.event)
-            if query in entry.text:
-                matches.append(index)
-        return matches
-
     def _go_to_match(self, step: int) -> bool:
-        matches = self._matches()
+        matches = self._window.matches(self.search_query.casefold())
         if not matches:
             self.match_label = "no match"
             return False
-        origin = self._cursor if self._cursor is not None else self._bottom_visible_index()
-        self._cursor = pick_match(matches, origin, step)
-        self.match_label = f"{matches.index(self._cursor) + 1}/{len(matches)}"
+        cursor = self._window.cursor
+        origin = cursor if cursor is not None else self._bottom_visible_index()
+        self._window.cursor = pick_match(matches, origin, step)
+        self.match_label = f"{matches.index(self._window.cursor) + 1}/{len(matches)}"
         self._show_cursor()
         return True
 

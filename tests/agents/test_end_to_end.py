@@ -33,9 +33,9 @@ from adapters.agent_pid import pid_alive, read_pid_file
 from adapters.install import install_hermes, install_openclaw
 from adapters.local_agent import LocalAgentAdapter
 from adapters.ports import port_is_free
-from engine.build import build_run
 from engine.events import ErrorOccurred, MessageSent, TerminationReason
-from engine.run_parts import RunSettings
+from engine.run.build import build_run
+from engine.run.parts import RunSettings
 from engine.state import load_state
 from engine.transcript import read_events
 
