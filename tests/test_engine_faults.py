@@ -11,6 +11,7 @@ from engine_helpers import FORGETFUL, events, kinds, make_config, play
 from engine.event_summary import summary
 from engine.events import TerminationReason
 from engine.models.server import start_server
+from engine.persona.hooks import PLAIN_TEXT_NOTE
 
 
 @pytest.fixture
@@ -200,3 +201,16 @@ async def test_an_agent_that_cannot_check_gets_the_message_again_marked_possibly
     await play(config, "r")
     marked = [e.redelivery for e in kinds(events(config, "r"), "message_sent") if e.redelivery]
     assert marked == ["possibly_duplicated"]  # the default check_delivery cannot tell
+
+
+async def test_the_plain_text_guard_drops_the_hallucinated_turn_from_the_context(tmp_path: Path) -> None:
+    persona = "scripted/persona?faults=3:plain_text"
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL, "persona": persona}})
+    run = await play(config, "r")
+    evts = events(config, "r")
+    fired = next(e for e in kinds(evts, "hook_fired") if e.hook == "plain_text_guard")
+    thought = [e.text for e in kinds(evts, "persona_thinking") if e.n < fired.n][-1]  # kept in the transcript
+    contents = [str(m.get("content") or "") for m in run.state.persona_messages]
+    assert thought not in contents  # not in the persona's context
+    assert any(c == PLAIN_TEXT_NOTE for c in contents)  # a note stands in its place
+    assert run.termination is TerminationReason.FINISHED

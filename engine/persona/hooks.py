@@ -11,9 +11,9 @@ from difflib import SequenceMatcher
 from engine.events import ErrorOccurred, Event, HookFired, PersonaThinking
 from engine.models.base import Completion, Message
 
-PLAIN_TEXT_ERROR = (
-    "ERROR: plain text does not reach the assistant and nobody reads it. To talk to the assistant, call "
-    "the send_message tool; to move on, call next_phase."
+PLAIN_TEXT_NOTE = (
+    "[Platform note: your last turn was plain text. It did not reach the assistant, nobody read it, and it was "
+    "dropped. To talk to the assistant, call the send_message tool; to move on, call next_phase.]"
 )
 
 EMPTY_ERROR = (
@@ -148,5 +148,7 @@ def refuse(
             PersonaThinking(text=content),
             HookFired(hook="plain_text_guard", detail="plain text instead of send_message"),
         ],
-        messages=[{"role": "assistant", "content": content}, {"role": "user", "content": PLAIN_TEXT_ERROR}],
+        # the hallucinated turn is dropped from the context (the seed's way); the transcript keeps it as
+        # thinking, and a short note stands in its place so that the model learns why
+        messages=[{"role": "user", "content": PLAIN_TEXT_NOTE}],
     )
