@@ -30,8 +30,16 @@ class _Strict(BaseModel):
 class Price(_Strict):
     """What a model costs, in USD per million tokens (``engine/report/prices.py`` turns tokens into cost)."""
 
-    input: float = Field(ge=0)  # per million prompt tokens
+    input: float = Field(ge=0)  # per million prompt tokens (not served from the provider's cache)
     output: float = Field(ge=0)  # per million completion tokens
+    cached_input: float | None = Field(
+        default=None, ge=0
+    )  # per million cached prompt tokens; None: ``input``
+
+    @property
+    def cached_rate(self) -> float:
+        """What a cached input token costs (per million): ``cached_input``, else the ``input`` price."""
+        return self.input if self.cached_input is None else self.cached_input
 
 
 class ModelSpec(_Strict):

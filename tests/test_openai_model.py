@@ -176,17 +176,25 @@ async def test_usage_is_accounted_per_role(base_url: str) -> None:
     await persona.complete(HISTORY)
     await persona.complete(HISTORY)
     answer = await agent.complete(HISTORY)
-    assert meter.get("persona").model_dump() == {"prompt_tokens": 22, "completion_tokens": 8, "calls": 2}
+    # the server bills like a prefix-caching provider: the second, identical request is all cached
+    first = meter.get("persona")
+    assert first.calls == 2 and 0.9 * first.prompt_tokens / 2 < first.cached_tokens < first.prompt_tokens / 2
     assert meter.get("agent").calls == 1
     assert meter.get("agent").prompt_tokens == answer.usage.prompt_tokens
     assert meter.get("judge").calls == 0
     restored = UsageMeter.from_dict(meter.as_dict())
     assert restored.as_dict() == meter.as_dict()
     restored.merge(meter)
-    assert restored.get("persona").model_dump() == {"prompt_tokens": 44, "completion_tokens": 16, "calls": 4}
+    doubled = {k: 2 * v for k, v in first.model_dump().items()}
+    assert restored.get("persona").model_dump() == doubled
     assert restored.total().calls == 6
     restored.restore({"judge": {"prompt_tokens": 5, "completion_tokens": 1, "calls": 1}, "other": {}})
-    assert restored.as_dict()["judge"] == {"prompt_tokens": 5, "completion_tokens": 1, "calls": 1}
+    assert restored.as_dict()["judge"] == {
+        "prompt_tokens": 5,
+        "completion_tokens": 1,
+        "calls": 1,
+        "cached_tokens": 0,
+    }
     assert restored.get("persona").calls == 0
     await persona.aclose()
     await agent.aclose()

@@ -11,7 +11,16 @@ from engine_helpers import make_config, play
 
 from engine.config import ConfigError, Price, parse_config
 from engine.placement.scheduler import Scheduler
-from engine.report.prices import cost, role_costs, role_models, role_prices, tokens_label, total_cost, usd
+from engine.report.prices import (
+    cost,
+    input_label,
+    role_costs,
+    role_models,
+    role_prices,
+    tokens_label,
+    total_cost,
+    usd,
+)
 from engine.report.provenance import config_hash
 from mmb_tui.view_format import compact_usd
 
@@ -83,7 +92,7 @@ async def test_the_report_and_the_run_view_show_the_cost_next_to_the_tokens(tmp_
         x for x in (folder / "results" / "report.md").read_text().splitlines() if x.startswith("📊 Tokens:")
     )
     expected = (
-        f"📊 Tokens: persona {usage['persona']['prompt_tokens']}+{usage['persona']['completion_tokens']} ({usd(persona)}),"
+        f"📊 Tokens: persona {input_label(usage['persona'])}+{usage['persona']['completion_tokens']} ({usd(persona)}),"
         f" agent {usage['agent']['prompt_tokens']}+{usage['agent']['completion_tokens']} ({usd(agent)})"
     )
     assert line.startswith(expected) and line.endswith(f" · cost {usd(persona + agent)}")

@@ -16,8 +16,10 @@ from engine.config import Config, ModelSpec
 from engine.models.base import Completion, Message, ModelError, ToolCall, ToolSchema, Usage
 from engine.models.faults import FaultyModel, parse_scripted_name
 from engine.models.openai_model import OpenAIModel
+from engine.models.prompt_usage import completion_tokens
 from engine.models.registry import SCRIPTED_MODELS, known_model_names, make_model, make_scripted
 from engine.models.server import main_serve, start_server
+from engine.models.tokens import count_tokens
 from engine.models.usage import MeteredModel, UsageMeter
 
 ARGS = '{"text": "Hi! My sister Lena turned 31 last week, and we threw her a party."}'
@@ -108,11 +110,18 @@ async def test_streaming_sse_with_tool_calls_is_parsed_by_the_sdk(server: str) -
         1: {"id": "call_b", "name": "facts_mark_told", "arguments": '{"sheet": "family", "ids": ["1.1"]}'},
     }
     assert finish == "tool_calls"
-    assert usage is not None and (usage.prompt_tokens, usage.completion_tokens, usage.total_tokens) == (
-        30,
-        20,
-        50,
+    # usage as a prefix-caching provider reports it: counted from what was sent and written, nothing cached yet
+    written = Completion(
+        content=content,
+        reasoning=reasoning,
+        tool_calls=[ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"]) for c in calls.values()],
     )
+    assert usage is not None and usage.prompt_tokens_details is not None
+    assert (usage.prompt_tokens, usage.completion_tokens) == (
+        count_tokens(HISTORY),
+        completion_tokens(written),
+    )
+    assert usage.prompt_tokens_details.cached_tokens == 0
     assert chunks > 10  # arguments really arrive in pieces
 
 
@@ -257,6 +266,7 @@ async def test_make_model_resolves_names() -> None:
         "prompt_tokens": completion.usage.prompt_tokens,
         "completion_tokens": completion.usage.completion_tokens,
         "calls": 1,
+        "cached_tokens": 0,
     }
     with pytest.raises(
         ModelError, match=r"^unknown model 'gpt-5' \(known: broken, remote, slow, scripted/persona"

@@ -8,10 +8,15 @@ import random
 from collections.abc import Callable
 from datetime import date
 
+import pytest
+
+from engine.models import tokens
 from engine.models.base import Message
+from engine.models.prompt_usage import schema_tokens
 from engine.models.scripted_persona import ScriptedPersonaModel
 from engine.models.tokens import TokenTally, count_tokens, is_estimate
 from engine.persona.context import Compacted, compact, compact_state, shorten_replies
+from engine.persona.tools import tool_schemas
 from engine.state import RunState
 
 WORDS = "bike garden tomato rent service ride Otley forty-two Sungold beagle €95 👍 naïve".split()
@@ -167,17 +172,29 @@ def test_a_history_edited_in_place_is_counted_again() -> None:
     assert compact("system", state.persona_messages, [0, 1, 2], 2000, 500, lambda: "profile") is None
 
 
-async def test_the_scripted_personas_prompt_usage_is_counted_once_per_message_and_right_after_a_cut() -> None:
+async def test_the_scripted_personas_prompt_usage_is_counted_once_per_message_and_right_after_a_cut(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its usage is the tokenizer's count of what it was sent (tool schemas included), each message counted
+    once however long the history, and right again after a compaction cut it."""
     model = ScriptedPersonaModel()
+    tools = tool_schemas(False)
     history: list[Message] = [{"role": "user", "content": "Your first phase:\n\n## Day 1\nSay: hello."}]
+    counted: list[int] = []
+    real = tokens.message_tokens
 
-    def chars(messages: list[Message]) -> int:
-        return sum(len(str(m.get("content") or "")) for m in messages)
+    def counting(message: Message) -> int:
+        counted.append(1)
+        return real(message)
 
+    monkeypatch.setattr(tokens, "message_tokens", counting)
     for turn in range(30):
-        messages: list[Message] = [{"role": "system", "content": f"profile {'x' * turn}"}, *history]
-        assert model._prompt_chars(messages) == chars(messages)  # noqa: SLF001
+        messages: list[Message] = [{"role": "system", "content": "profile"}, *history]  # the same each turn
+        before = len(counted)
+        completion = await model.complete(messages, tools)
+        # the new message, not the history; right after the cut, what it kept
+        assert len(counted) - before <= (len(messages) if turn in (0, 21) else 1)
+        assert completion.usage.prompt_tokens == count_tokens(messages) + schema_tokens(tools)
         history.append({"role": "assistant", "content": f"turn {turn}"})
         if turn == 20:  # a compaction: a new, shorter history
             history = history[-3:]
-    assert model._prompt_chars([]) == 0  # noqa: SLF001

@@ -103,9 +103,10 @@ def pass_k_label(values: list[float | None]) -> str:
 
 
 def compact_tokens(tokens: dict[str, dict[str, int]]) -> str:
-    """``p 1200 a 340``: total tokens per role, by its initial."""
+    """``p 1200 (900 cached) a 340``: total tokens per role, by its initial, with its cached input."""
     return " ".join(
         f"{role[0]} {v['prompt_tokens'] + v['completion_tokens']}"
+        + (f" ({v['cached_tokens']} cached)" if v.get("cached_tokens") else "")
         for role, v in tokens.items()
         if v["prompt_tokens"] + v["completion_tokens"]
     )
@@ -196,7 +197,7 @@ def as_csv(figures: list[GroupFigures]) -> str:
     roles = list(dict.fromkeys(role for fig in figures for role in fig.tokens))
     header = ["name", "check_type", "n", "mean", "ci_low", "ci_high", "graded", "planned", "persona_faults"]
     header += [f"pass^{k}" for k in range(1, max_k + 1)]
-    header += [f"{role}_{kind}_tokens" for role in roles for kind in ("input", "output")]
+    header += [f"{role}_{kind}_tokens" for role in roles for kind in ("input", "cached_input", "output")]
     header += [f"{role}_cost_usd" for role in roles] + ["cost_usd"]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -209,7 +210,7 @@ def as_csv(figures: list[GroupFigures]) -> str:
         spend = [
             str(fig.tokens.get(r, {}).get(k, ""))
             for r in roles
-            for k in ("prompt_tokens", "completion_tokens")
+            for k in ("prompt_tokens", "cached_tokens", "completion_tokens")
         ]
         spend += [f"{fig.costs[r]:.6f}" if r in fig.costs else "" for r in roles]
         spend.append(f"{fig.cost:.6f}" if fig.cost is not None else "")

@@ -90,7 +90,7 @@ def group_figures(name: str, results: Sequence[RunResult], missing: Sequence[str
     costs: dict[str, float] = {}
     for r in results:
         for role, usage in r.tokens.items():
-            total = tokens.setdefault(role, {"prompt_tokens": 0, "completion_tokens": 0})
+            total = tokens.setdefault(role, {"prompt_tokens": 0, "cached_tokens": 0, "completion_tokens": 0})
             for key in total:
                 total[key] += usage.get(key, 0)
         for role, usd in r.costs.items():

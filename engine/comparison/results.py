@@ -141,6 +141,7 @@ def load_result(
     tokens = {
         role: {
             "prompt_tokens": int(v.get("prompt_tokens", 0)),
+            "cached_tokens": int(v.get("cached_tokens", 0)),
             "completion_tokens": int(v.get("completion_tokens", 0)),
         }
         for role, v in state.usage.items()

@@ -22,8 +22,9 @@ class ToolCall(BaseModel):
 
 
 class Usage(BaseModel):
-    prompt_tokens: int = 0
+    prompt_tokens: int = 0  # every input token, the cached ones included
     completion_tokens: int = 0
+    cached_tokens: int = 0  # the part of prompt_tokens a provider's prefix cache served (billed cheaper)
 
     @property
     def total_tokens(self) -> int:

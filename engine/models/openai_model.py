@@ -202,9 +202,7 @@ class OpenAIModel:
         reasoning = valid_text(reasoning) if isinstance(reasoning, str) else None
         usage = response.usage
         if usage is not None:
-            counted = Usage(
-                prompt_tokens=usage.prompt_tokens or 0, completion_tokens=usage.completion_tokens or 0
-            )
+            counted = provider_usage(usage)
         else:  # some servers omit usage: estimate it
             spent = count_text(content) + sum(count_text(c.arguments) for c in tool_calls)
             counted = Usage(prompt_tokens=count_tokens(messages), completion_tokens=spent)
@@ -228,3 +226,36 @@ def make_openai_model(
         if not api_key:
             raise ModelError(f"model {name!r}: environment variable {env} is not set")
     return OpenAIModel(name, spec, api_key, role, meter, sleep=sleep)
+
+
+def _field(obj: Any, name: str) -> Any:
+    """A usage field by name, declared by the SDK or extra (``prompt_cache_hit_tokens``); None when absent."""
+    value = getattr(obj, name, None)
+    if value is None and isinstance(getattr(obj, "model_extra", None), dict):
+        value = obj.model_extra.get(name)
+    if value is None and isinstance(obj, dict):
+        value = obj.get(name)
+    return value
+
+
+def provider_usage(usage: Any) -> Usage:
+    """A response's usage as the provider bills it: every input token, and the part served from its prefix
+    cache, in any of the shapes providers report it — OpenAI's ``prompt_tokens_details.cached_tokens``,
+    DeepSeek's ``prompt_cache_hit_tokens`` (``prompt_tokens`` = hits + misses), an Anthropic-compatible
+    gateway's ``cache_read_input_tokens`` (added to ``prompt_tokens`` where that leaves them out)."""
+    prompt = int(_field(usage, "prompt_tokens") or 0)
+    details = _field(usage, "prompt_tokens_details")
+    cached = _field(details, "cached_tokens") if details is not None else None
+    if cached is None:
+        cached = _field(usage, "prompt_cache_hit_tokens")
+    if cached is None:
+        cached = _field(usage, "cache_read_input_tokens")
+        if cached is not None and int(cached) > 0 and _field(usage, "prompt_cache_miss_tokens") is None:
+            if prompt < int(cached):  # Anthropic's input_tokens leave cache reads and writes out
+                prompt += int(cached) + int(_field(usage, "cache_creation_input_tokens") or 0)
+    cached_tokens = min(int(cached or 0), prompt)
+    return Usage(
+        prompt_tokens=prompt,
+        completion_tokens=int(_field(usage, "completion_tokens") or 0),
+        cached_tokens=cached_tokens,
+    )

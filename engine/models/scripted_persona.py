@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 import re
 
-from engine.models.base import Completion, Message, ToolCall, ToolSchema, Usage
+from engine.models.base import Completion, Message, ToolCall, ToolSchema
 from engine.models.persona_plan import Action, plan_phase
+from engine.models.prompt_usage import PrefixCache
 from engine.models.rules_judge import judge
 from engine.models.scripted_gates import answer_gate
 from engine.models.scripted_history import Call, Step, current_phase, readable_sheets, reply_body
@@ -42,19 +43,7 @@ class ScriptedPersonaModel:
     def __init__(self, slips: frozenset[str] = frozenset()) -> None:
         check_slips(slips)
         self.slips = slips
-        self._counted: tuple[int, Message | None, int] = (0, None, 0)  # see _prompt_chars
-
-    def _prompt_chars(self, messages: list[Message]) -> int:
-        """The characters of the prompt (its usage is a quarter of them), counted once per message: the first
-        message (the system prompt) is new each turn, the others a history that grows at its end."""
-        if not messages:
-            return 0
-        count, last, chars = self._counted
-        if not (1 < count <= len(messages) and messages[count - 1] is last):
-            count, chars = 1, 0  # another history (compacted, or another run's): count it all
-        chars += sum(len(str(m.get("content") or "")) for m in messages[count:])
-        self._counted = (len(messages), messages[-1], chars)
-        return chars + len(str(messages[0].get("content") or ""))
+        self._cache = PrefixCache()  # usage as a prefix-caching provider would report it
 
     async def complete(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> Completion:
         calls = self.decide(messages)
@@ -62,14 +51,8 @@ class ScriptedPersonaModel:
             ToolCall(id=f"call_{len(messages)}_{i}", name=n, arguments=json.dumps(a, ensure_ascii=False))
             for i, (n, a) in enumerate(calls)
         ]
-        text_in = self._prompt_chars(messages)
-        return Completion(
-            content=None,
-            tool_calls=tool_calls,
-            usage=Usage(
-                prompt_tokens=text_in // 4, completion_tokens=sum(len(c.arguments) for c in tool_calls) // 4
-            ),
-        )
+        completion = Completion(content=None, tool_calls=tool_calls)
+        return completion.model_copy(update={"usage": self._cache.usage(messages, tools, completion)})
 
     def decide(self, messages: list[Message]) -> Step:
         start, phase_text = self._phase(messages)

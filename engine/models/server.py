@@ -22,13 +22,15 @@ from typing import Any
 from aiohttp import web
 
 from engine.config import Config, ConfigError, load_config
-from engine.models.base import Completion, ModelError
+from engine.models.base import Completion, ModelError, Usage
 from engine.models.faults import FaultyModel
+from engine.models.prompt_usage import PrefixCache
 from engine.models.registry import SCRIPTED_MODELS, make_scripted, scripted_spec
 
 log = logging.getLogger(__name__)
 
 DEFAULT_HANG_SECONDS = 600.0
+MAX_SERVED = 100_000  # usages kept for a test or a bench script to read (``endpoints_of(app).served``)
 _ARGUMENT_CHUNK = 16  # characters of tool-call arguments per SSE delta
 
 
@@ -39,6 +41,8 @@ class _Endpoints:
         self.config = config
         self.hang_seconds = hang_seconds
         self._models: dict[str, FaultyModel] = {}
+        self.caches: dict[str, PrefixCache] = {}  # per model name: usage as a prefix-caching provider's
+        self.served: list[Usage] = []  # the usage of every answered request, in order (the latest MAX_SERVED)
 
     def get(self, name: str) -> FaultyModel:
         if name not in self._models:
@@ -66,12 +70,13 @@ def _error(status: int, message: str, kind: str, code: str | None = None, **head
     return web.json_response(body, status=status, headers=headers or None)
 
 
-def _usage_json(completion: Completion) -> dict[str, int]:
+def _usage_json(completion: Completion) -> dict[str, Any]:
     usage = completion.usage
     return {
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
         "total_tokens": usage.total_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
     }
 
 
@@ -180,6 +185,12 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     except Exception as exc:  # noqa: BLE001 - a scripted model bug is the client's 500, not a dead server
         log.exception("scripted model %s failed", model_name)
         return _error(500, f"scripted model failed: {type(exc).__name__}: {exc}", "server_error")
+    # usage as a prefix-caching provider reports it: counted from what was sent, the prefix shared with the
+    # previous request of this model cached
+    cache = endpoints.caches.setdefault(model_name, PrefixCache())
+    usage = cache.usage(messages, tools if isinstance(tools, list) else None, completion)
+    completion = completion.model_copy(update={"usage": usage})
+    endpoints.served = [*endpoints.served[-MAX_SERVED + 1 :], usage]
     if body.get("stream"):
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         return await _stream(request, completion, model_name, include_usage)
@@ -206,6 +217,11 @@ def make_app(config: Config | None = None, hang_seconds: float = DEFAULT_HANG_SE
     app.router.add_get("/v1/models", list_models)
     app.router.add_get("/health", health)
     return app
+
+
+def served_usage(runner: web.AppRunner) -> list[Usage]:
+    """The usage of every request a server started by ``start_server`` answered, in order."""
+    return list(runner.app[_ENDPOINTS].served)
 
 
 async def start_server(

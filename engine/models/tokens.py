@@ -210,6 +210,11 @@ class TokenTally:
         total = self._sums[-1] - self._sums[start] + sum(message_tokens(m) for m in before)
         return total + _TOKENS_PER_REPLY if before or start < len(self.messages) else 0
 
+    def prefix_tokens(self, kept: int) -> int:
+        """Tokens of the first ``kept`` messages of the last ``update`` (overheads included, no reply)."""
+        self.count()
+        return self._sums[kept]
+
     def with_head(self, head: Message, start: int) -> Self:
         """The tally of ``[head, *messages[start:]]`` (a history cut with a note in front): the counts of the
         messages kept are reused, not counted again."""

@@ -15,9 +15,10 @@ ROLES: tuple[Role, ...] = get_args(Role)
 class RoleUsage(BaseModel):
     """What one role has spent so far."""
 
-    prompt_tokens: int = 0
+    prompt_tokens: int = 0  # every input token, the cached ones included
     completion_tokens: int = 0
     calls: int = 0
+    cached_tokens: int = 0  # the part of prompt_tokens served from a provider's prefix cache
 
     @property
     def total_tokens(self) -> int:
@@ -35,6 +36,7 @@ class UsageMeter:
         entry = self._roles[role]
         entry.prompt_tokens += usage.prompt_tokens
         entry.completion_tokens += usage.completion_tokens
+        entry.cached_tokens += usage.cached_tokens
         entry.calls += calls
 
     def get(self, role: Role) -> RoleUsage:
@@ -47,10 +49,12 @@ class UsageMeter:
             prompt_tokens=sum(r.prompt_tokens for r in self._roles.values()),
             completion_tokens=sum(r.completion_tokens for r in self._roles.values()),
             calls=sum(r.calls for r in self._roles.values()),
+            cached_tokens=sum(r.cached_tokens for r in self._roles.values()),
         )
 
     def as_dict(self) -> dict[str, dict[str, int]]:
-        """JSON-able: ``{"persona": {"prompt_tokens": .., "completion_tokens": .., "calls": ..}, ...}``."""
+        """JSON-able: ``{"persona": {"prompt_tokens": .., "completion_tokens": .., "calls": .., "cached_tokens":
+        ..}, ...}``."""
         return {role: entry.model_dump() for role, entry in self._roles.items()}
 
     def merge(self, other: UsageMeter | Mapping[str, Any]) -> None:
@@ -61,7 +65,11 @@ class UsageMeter:
             if not isinstance(raw, Mapping):
                 continue
             entry = RoleUsage.model_validate(raw)
-            usage = Usage(prompt_tokens=entry.prompt_tokens, completion_tokens=entry.completion_tokens)
+            usage = Usage(
+                prompt_tokens=entry.prompt_tokens,
+                completion_tokens=entry.completion_tokens,
+                cached_tokens=entry.cached_tokens,
+            )
             self.add(role, usage, calls=entry.calls)
 
     def restore(self, data: Mapping[str, Any] | None) -> None:

@@ -31,7 +31,8 @@ def build_system_prompt(instructions: str, profile: str, sheet_names: list[str],
     parts = [
         _universal(virtual_time),
         "# Your scenario\n\n" + (instructions.strip() or "(no notes)"),
-        "# Your profile\n\nThis is you, always current (sheet `profile`):\n\n" + profile.strip(),
+        "# Your profile\n\nThis is you as the story begins (sheet `profile`; a change of it is told to you when it "
+        "happens, and facts_read shows it as it is now):\n\n" + profile.strip(),
         f"# Fact sheets\n\nSheets you can read with facts_read: {sheets}.",
     ]
     return "\n\n".join(parts) + "\n"
@@ -123,6 +124,7 @@ def compact(
     trim_to_tokens: int,
     reinjected: Callable[[], str],
     tally: HistoryTally | None = None,
+    tools_tokens: int = 0,
 ) -> Compacted | None:
     """Cut the history at a phase boundary when it has reached ``max_tokens``.
 
@@ -131,14 +133,16 @@ def compact(
     or possible. ``reinjected`` renders the live profile and sheets (only when a cut is made).
     ``tally`` holds the running totals of this history from the last call (``compact_state`` keeps one per
     state), so that a turn counts only its new messages; without one the whole history is counted.
+    ``tools_tokens``: the tool schemas sent with every request, counted against ``max_tokens`` (a provider
+    sees them) and in the sizes before and after; never cut.
     """
     if tally is None:
         tally = HistoryTally()
     tally.update(messages)
-    if len(system) + tally.chars() < max_tokens:
+    if len(system) + tally.chars() + tools_tokens < max_tokens:
         return None  # a token is at least one character: far below the limit, no need to count
     head: Message = {"role": "system", "content": system}
-    before = tally.count(0, [head])
+    before = tally.count(0, [head]) + tools_tokens
     if before < max_tokens:
         return None
     candidates = sorted(i for i in set(phase_starts) if 0 < i < len(messages))
@@ -161,7 +165,7 @@ def compact(
     }
     new_messages = [note, *kept]
     new_starts = [0] + [i - cut + 1 for i in phase_starts if i >= cut]
-    after = tally.count(cut, [head, note])
+    after = tally.count(cut, [head, note]) + tools_tokens
     if after >= before:  # the current phase alone is over the limit: a cut would only swap the note
         return None
     return Compacted(new_messages, sorted(set(new_starts)), before, after, is_estimate())
@@ -194,11 +198,18 @@ def recent_replies(messages: list[Message], reply_prefix: str) -> list[str]:
 
 
 def compact_state(
-    state: RunState, system: str, max_tokens: int, trim_to_tokens: int, reinjected: Callable[[], str]
+    state: RunState,
+    system: str,
+    max_tokens: int,
+    trim_to_tokens: int,
+    reinjected: Callable[[], str],
+    tools_tokens: int = 0,
 ) -> PersonaCompacted | None:
     """Compact the persona's context in ``state`` if it is due; the event to record, or None."""
     messages, tally = state.persona_messages, _state_tally(state)
-    result = compact(system, messages, state.phase_starts, max_tokens, trim_to_tokens, reinjected, tally)
+    result = compact(
+        system, messages, state.phase_starts, max_tokens, trim_to_tokens, reinjected, tally, tools_tokens
+    )
     if result is None:
         return None
     state.persona_messages = result.messages

@@ -136,9 +136,11 @@ class Notebook:
             parts.append(f"Sheet `{name}` {note}:\n\n{self.render(self.state.sheets[name])}")
         return "\n\n".join(parts)
 
-    def system_prompt(self, instructions: str, virtual_time: bool) -> str:
-        """The persona's system prompt with the live profile and the benchmark's instructions filled in."""
+    def system_prompt(self, instructions: str, virtual_time: bool, profile: Sheet | None = None) -> str:
+        """The persona's system prompt with the benchmark's instructions and ``profile`` (the profile as the
+        story begins: a change of it is told in a later message, so the prompt — and a provider's prefix
+        cache of it — stays the same for the whole run; the live one when not given)."""
         sheets = self.state.sheets
         return build_system_prompt(
-            self.show(instructions), self.render(sheets["profile"]), sorted(sheets), virtual_time
+            self.show(instructions), self.render(profile or sheets["profile"]), sorted(sheets), virtual_time
         )

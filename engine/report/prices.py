@@ -1,5 +1,7 @@
 """What a run cost: its tokens per role (``engine/models/usage.py``) priced with the ``price`` of the model that
-played each role (``models.<name>.price``: USD per million input and output tokens).
+played each role (``models.<name>.price``: USD per million input, cached input and output tokens; cached
+input, the part of the input a provider served from its prefix cache, is billed at ``cached_input``, the
+input price when absent).
 
 The roles are played by: the persona — the run's ``persona`` or the global persona model; the agent — the
 run's ``model`` key (the model its adapter is given); the judge — the run's ``judge`` or ``judge.model``. A
@@ -42,10 +44,19 @@ def role_prices(config: Config, run_cfg: RunConfig | None) -> dict[str, Price]:
 
 
 def cost(usage: Mapping[str, Any], price: Price) -> float:
-    """USD for one role's usage (``prompt_tokens`` / ``completion_tokens``)."""
+    """USD for one role's usage as the provider bills it: uncached input at ``input``, cached input
+    (``cached_tokens``, a part of ``prompt_tokens``) at ``cached_input``, output at ``output``."""
     prompt = int(usage.get("prompt_tokens", 0) or 0)
+    cached = min(int(usage.get("cached_tokens", 0) or 0), prompt)
     completion = int(usage.get("completion_tokens", 0) or 0)
-    return (prompt * price.input + completion * price.output) / PER
+    return ((prompt - cached) * price.input + cached * price.cached_rate + completion * price.output) / PER
+
+
+def input_label(usage: Mapping[str, Any]) -> str:
+    """A role's input tokens, with the cached part where there is one: ``1200`` or ``1200 (900 cached)``."""
+    prompt = int(usage.get("prompt_tokens", 0) or 0)
+    cached = int(usage.get("cached_tokens", 0) or 0)
+    return f"{prompt} ({cached} cached)" if cached else str(prompt)
 
 
 def role_costs(tokens: Mapping[str, Mapping[str, Any]], prices: Mapping[str, Price]) -> dict[str, float]:
@@ -76,7 +87,7 @@ def tokens_label(tokens: Mapping[str, Mapping[str, Any]], costs: Mapping[str, fl
         if not any(usage.get(key) for key in ("calls", "prompt_tokens", "completion_tokens")):
             continue  # a role nothing played (no judge; the offline rules judge uses no tokens)
         priced = f" ({usd(costs[role])})" if role in costs else ""
-        parts.append(f"{role} {usage.get('prompt_tokens', 0)}+{usage.get('completion_tokens', 0)}{priced}")
+        parts.append(f"{role} {input_label(usage)}+{usage.get('completion_tokens', 0)}{priced}")
     total = f" · cost {usd(sum(costs.values()))}" if costs else ""
     return (", ".join(parts) or "none") + total
 

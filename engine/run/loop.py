@@ -31,6 +31,7 @@ from engine.events import (
 from engine.grading.premises import told_problem
 from engine.judge.role import RunJudge
 from engine.models.base import Completion, ModelError
+from engine.models.prompt_usage import schema_tokens
 from engine.models.tokens import warm_up
 from engine.persona import hooks
 from engine.persona.context import compact_state, pending_tool_calls, recent_replies, shorten_replies
@@ -276,7 +277,9 @@ class Run(RunTools):
             await self._execute_tool_calls(pending)
             self._in_flight = False
             return
-        system = self.notebook.system_prompt(self.bench.instructions, self.bench.time_master)
+        system = self.notebook.system_prompt(
+            self.bench.instructions, self.bench.time_master, self.bench.sheets["profile"]
+        )
         self._maybe_compact(system)
         with self.liveness.waiting("persona model"):
             messages = [{"role": "system", "content": system}, *self.state.persona_messages]
@@ -363,7 +366,9 @@ class Run(RunTools):
     def _maybe_compact(self, system: str) -> None:
         settings = self.settings
         limits = (settings.compaction_max_tokens, settings.compaction_trim_to_tokens)
-        event = compact_state(self.state, system, *limits, self.notebook.render_loaded)
+        event = compact_state(
+            self.state, system, *limits, self.notebook.render_loaded, schema_tokens(self._tools)
+        )
         if event is not None:
             self.emit(event)
             self.save()
