@@ -4,6 +4,11 @@ Pure functions over ``engine.events``: no widgets here, so the transcript view, 
 share them. Agent and model text is data: every text here is escaped (``engine/sanitize.py``) and put in a
 ``rich.text.Text`` as it is, never read as markup, so ``[bold]`` in a reply is shown, not applied. Folded heights do not depend on the terminal width, which lets the transcript compute its
 virtual height without wrapping thousands of texts.
+
+A reply may be megabytes: a folded line keeps its first ``FOLDED_LINE_CHARS`` characters (it is cropped to
+the view's width anyway), a long message folds with "… N characters more", and an expanded event shows at
+most ``EXPANDED_CHARS`` characters and ``EXPANDED_LINES`` lines of body, then what is left as a count (the
+characters its held texts left out, ``held_events.py``, included).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from rich.text import Text
 from engine.event_summary import SHORT, Role, summary_parts
 from engine.events import MARKERS, Event
 from engine.sanitize import printable
+from mmb_tui.held_events import cut_chars
 
 FilterMode = Literal["all", "messages", "evaluations", "errors"]
 FILTER_MODES: tuple[FilterMode, ...] = ("all", "messages", "evaluations", "errors")
@@ -27,6 +33,12 @@ FILTER_LABELS: dict[FilterMode, str] = {
 }
 
 FOLDED_BODY_LINES = 2  # messages and thinking show their first lines folded
+FOLDED_LINE_CHARS = 500  # characters of a folded line kept: wider than any view, cropped to its width
+LONG_CHARS = 2_000  # a message that hides more characters than this folds with "… N characters more"
+EXPANDED_CHARS = 20_000  # characters an expanded event shows at most (headline and body)
+EXPANDED_LINES = 400  # lines of body an expanded event shows at most
+_MESSAGES = ("persona_thinking", "message_sent", "agent_replied")
+_INDENT = "        "
 
 _STYLES: dict[str, str] = {
     "phase_started": "bold",
@@ -133,30 +145,66 @@ def _raw_body(event: Event) -> str:
 
 
 def folded_lines(event: Event) -> list[Text]:
-    """The folded form: the headline plus, for messages, their next lines (each cropped, never wrapped)."""
-    lines = [headline(event)]
+    """The folded form: the headline plus, for messages, their next lines (each cropped, never wrapped) and,
+    for a long one, a line saying how many characters it hides."""
+    head = headline(event)
+    hidden = cut_chars(event) + _keep_first(head, FOLDED_LINE_CHARS)
+    lines = [head]
     rest = body(event)
-    if not rest:
+    if not rest and not hidden:
         return lines
-    if event.kind in ("persona_thinking", "message_sent", "agent_replied"):
+    if event.kind in _MESSAGES:
         extra = [ln for ln in rest.splitlines() if ln.strip()]
         for source in extra[:FOLDED_BODY_LINES]:
-            lines.append(Text("        " + source, no_wrap=True, overflow="ellipsis", end=""))
-        hidden = len(extra) - FOLDED_BODY_LINES
-        if hidden > 0:
-            lines[-1].append(f"  ▸ +{hidden} lines", style="dim")
+            line = Text(_INDENT + source, no_wrap=True, overflow="ellipsis", end="")
+            hidden += _keep_first(line, FOLDED_LINE_CHARS)
+            lines.append(line)
+        hidden += sum(len(ln) for ln in extra[FOLDED_BODY_LINES:])
+        if hidden > LONG_CHARS:
+            lines.append(Text(f"{_INDENT}… {hidden:,} characters more", style="dim", no_wrap=True, end=""))
+            return lines
+        if len(extra) > FOLDED_BODY_LINES:
+            lines[-1].append(f"  ▸ +{len(extra) - FOLDED_BODY_LINES} lines", style="dim")
             return lines
     lines[0].append("  ▸", style="dim")
     return lines
 
 
 def expanded_parts(event: Event) -> tuple[Text, Text | None]:
-    """The expanded form: a wrapping headline and the full body (indented by the view), if any."""
+    """The expanded form: a wrapping headline and the body (indented by the view), if any; together at most
+    ``EXPANDED_CHARS`` characters and ``EXPANDED_LINES`` lines of body, then a line saying how many are left."""
     head = headline(event)
     head.no_wrap = False
     head.overflow = "fold"
     head.end = "\n"
-    rest = body(event)
-    if not rest:
-        return head, None
-    return head, Text(rest, style="italic" if event.kind == "persona_thinking" else "")
+    left = cut_chars(event) + _keep_first(head, EXPANDED_CHARS)
+    shown, more = _capped(body(event), EXPANDED_CHARS - len(head), EXPANDED_LINES)
+    left += more
+    rest = Text(shown, style="italic" if event.kind == "persona_thinking" else "") if shown else None
+    if not left:
+        return head, rest
+    marker = Text(f"… {left:,} characters more (the whole text is in transcript.jsonl)", style="dim")
+    return head, marker if rest is None else Text("\n").join([rest, marker])
+
+
+def _keep_first(text: Text, limit: int) -> int:
+    """Cut ``text`` to its first ``limit`` characters, the last one an ellipsis; returns how many went."""
+    if len(text) <= limit:
+        return 0
+    cut = len(text) - limit + 1
+    text.right_crop(cut)
+    text.append("…")
+    return cut
+
+
+def _capped(text: str, chars: int, lines: int) -> tuple[str, int]:
+    """The start of ``text`` within ``chars`` characters and ``lines`` lines, and how many characters are left."""
+    end = min(len(text), max(0, chars))
+    newline = -1
+    for _ in range(lines):
+        newline = text.find("\n", newline + 1, end)
+        if newline < 0:
+            break
+    else:
+        end = newline
+    return text[:end], len(text) - end

@@ -4,7 +4,9 @@ Only the visible lines are rendered; the events held and their lines are a bound
 (no widget per event). Appends are coalesced: at most one repaint per ``FLUSH_INTERVAL``, and a repaint
 styles only the new lines (``TailScrollView``). The view follows the tail only while the user is at the
 bottom. A window loaded around an older event (``load(..., detached=True)``) takes no live events: End asks
-its column to load the tail again (``TailWanted``).
+its column to load the tail again (``TailWanted``). A reply of megabytes is held by its head
+(``held_events.py``) and an expanded event renders a capped part of it (``event_render.py``), so the line
+cache holds a few hundred lines per expanded event at most.
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ class TranscriptView(TailScrollView, can_focus=True):
 
     @property
     def events(self) -> list[Event]:
-        """The events held in the window (oldest first), pending ones included."""
+        """The events held in the window (oldest first, long texts cut to their head), pending ones included."""
         return self._window.events + list(self._pending)
 
     @property

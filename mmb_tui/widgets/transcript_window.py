@@ -4,7 +4,8 @@ A bounded window of entries (older events stay in ``transcript.jsonl``), the one
 line each starts at, a date line above the first shown event of each day, and the cursor among them. Folded
 entries have a width-independent height, so adding one is O(1); only an expanded entry is measured, by the
 view that renders it (``measure``). Events already held are skipped when they come again (from the file, then
-live); a ``run_started`` at or below the last number held means a resume cut the transcript back.
+live); a ``run_started`` at or below the last number held means a resume cut the transcript back. An event
+is held with its long texts cut to their head (``held_events.py``): a window of megabyte replies stays small.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Iterable
 
 from engine.events import Event
 from mmb_tui.event_render import FilterMode, folded_lines, passes
+from mmb_tui.held_events import held
 from mmb_tui.transcript_lines import Entry, day_of, searchable
 
 
@@ -49,7 +51,8 @@ class TranscriptWindow:
         self.rebuild(width, mode)
 
     def add(self, events: Iterable[Event], width: int, mode: FilterMode) -> int:
-        """Add ``events`` at the end, those already held skipped; returns the first line that changed."""
+        """Add ``events`` at the end (held: long texts cut), those already held skipped; returns the first line
+        that changed."""
         first_new_line = self.total
         for event in events:
             if event.n and event.n <= self.last_n:
@@ -60,6 +63,7 @@ class TranscriptWindow:
                 first_new_line = 0
             self.last_n = max(self.last_n, event.n)
             self._uid += 1
+            event = held(event)
             entry = Entry(self._uid, event, folded_lines(event))
             self.entries.append(entry)
             if passes(event, mode):
