@@ -1,54 +1,74 @@
-"""``results/<run-id>/state.json``: the resumable state of a run, written atomically, and reading it back.
+"""``results/<run-id>/state.json``: the resumable state of a run, and reading it back, refused when damaged.
 
 It stays bounded as a run grows: the full history lives in ``transcript.jsonl``. ``state.json`` holds the
-cursors, the clock and the current phase; what grows with a run (the fields in ``JOURNALED``: the persona's
-context, the live sheets, told marks and change stamps, the evaluations and when each was graded, the
-judge's grades, the agent's compactions) lives in the append-only ``journal.<n>.jsonl`` that the checkpoint
-names with the length it covers (``engine/run/checkpoint.py`` writes it). A state written before the journal holds
-them itself.
+cursors, the clock and the current phase; what grows with a run (``JOURNALED``) lives in the append-only
+``journal.<n>.jsonl`` that the checkpoint names with the length it covers (``engine/run/checkpoint.py`` writes
+both). A state written before the journal holds them itself.
+
+``load_state`` never takes a default for a damaged file: it raises ``StateError`` (``unreadable``) unless
+``state.json`` is one JSON object holding every key its version writes (``VERSION_KEYS``: version 1 states,
+written before, may lack the fields added since and get their defaults), no key no version wrote (at any
+depth), no key twice, each value of its exact type (``"yes"`` is no boolean) and range, and its journal, up to
+the length named, lines that are each one known record exactly. Whether the state agrees with itself, its
+benchmark and its transcript is checked when a run resumes (``engine/run/resume_check.py``).
 """
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import json
 import os
 import tempfile
 from datetime import date
 from pathlib import Path
-from typing import Any, Protocol
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import from_json
 
 from engine.benchmark.model import Sheet
 from engine.events import AgentCompacted, EvaluationLogged, JudgeGraded, RunStatus
 from engine.models.base import Message
 from engine.persona_record import PersonaRecord
 
-STATE_VERSION = 1
+STATE_VERSION = 2  # a field added to RunState is a new version, its keys listed in VERSION_KEYS
 JOURNALED = frozenset(
-    {
-        "persona_messages",
-        "sheets",
-        "told",
-        "changed_at",
-        "evaluations",
-        "graded_at",
-        "judge_grades",
-        "agent_observations",
-        "sent_log",
-    }
+    "persona_messages sheets told changed_at evaluations graded_at judge_grades agent_observations sent_log".split()
 )
 """Fields kept in the journal, not in ``state.json`` (once the state has a journal)."""
+FIRST_KEYS = frozenset(
+    "version run_id benchmark agent start_date clock_offset clock_now clock_jumps status reason finished "
+    "phase_index phases_started phase_vars phase_text persona_messages phase_starts persona_turns_in_phase "
+    "sheets loaded_sheets told evaluations agent_observations agent_seq adapter_state usage run_seconds "
+    "transcript_bytes transcript_events reported".split()
+)
+VERSION_KEYS = {  # the keys each version writes (those of JOURNALED in the journal once there is one)
+    1: FIRST_KEYS,  # the first release's: every version 1 state holds them, the later ones may be absent
+    2: FIRST_KEYS
+    | frozenset(
+        "messages_sent phase_first_message changed_at last_replies sent_since_grade graded_at sent_log "
+        "sent_log_from judge_grades persona_compactions persona_record pending_report journal journal_bytes".split()
+    ),
+}
+RETIRED = frozenset({"inflight_message"})  # keys a version 1 state may hold that nothing reads (dropped)
+WAY_OUT = "restore the file from a copy, or delete the run's folder to start over (nothing was changed)"
 
 
-def _upgrade_records(data: Any) -> Any:
-    """State written before evaluations and agent compactions were stored as their events."""
+def _upgrade_records(data: Any) -> bool:
+    """A parsed state written before evaluations were stored as their events, or holding a retired key, made
+    current in place; whether anything changed."""
+    changed = False
     if isinstance(data, dict):
+        if data.get("version") == 1 and RETIRED & data.keys():
+            for key in RETIRED:
+                data.pop(key, None)
+            changed = True
         for record in (data.get("evaluations") or {}).values():
             if isinstance(record, dict) and "transcript_n" in record:
                 record.setdefault("n", record.pop("transcript_n"))
-    return data
+                changed = True
+    return changed
 
 
 class SentMessage(BaseModel):
@@ -60,9 +80,11 @@ class SentMessage(BaseModel):
 
 
 class RunState(BaseModel):
-    _upgrade = model_validator(mode="before")(_upgrade_records)
+    """A run's state; ``state.json`` is its JSON (without ``JOURNALED`` once it has a journal)."""
 
-    version: int = STATE_VERSION
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = Field(default=STATE_VERSION, ge=1, le=STATE_VERSION)
     run_id: str
     benchmark: str
     agent: str
@@ -90,18 +112,16 @@ class RunState(BaseModel):
     evaluations: dict[str, EvaluationLogged] = Field(default_factory=dict)  # the latest grade per check id
     # what the grading contract and the trap-write gates read (SPEC §4 as amended: strict grading)
     messages_sent: int = Field(default=0, ge=0)  # persona messages delivered to the agent, over the whole run
-    phase_first_message: int = 0  # messages_sent when the current phase began
-    changed_at: dict[str, int] = Field(
-        default_factory=dict
-    )  # "sheet id" -> messages_sent when last edited/added
-    last_replies: list[str] = Field(
-        default_factory=list
-    )  # the agent's replies to the latest message (bounded)
-    sent_since_grade: list[str] = Field(
-        default_factory=list
-    )  # persona messages since the last grade (bounded)
+    phase_first_message: int = Field(default=0, ge=0)  # messages_sent when the current phase began
+    changed_at: dict[str, int] = Field(default_factory=dict)  # "sheet id" -> messages_sent when last changed
+    # the agent's replies to the latest message, and the persona's messages since the last grade (bounded)
+    last_replies: list[str] = Field(default_factory=list)
+    sent_since_grade: list[str] = Field(default_factory=list)
     graded_at: dict[str, int] = Field(default_factory=dict)  # check id -> messages_sent at its last grade
     sent_log: list[SentMessage] = Field(default_factory=list)  # every message the agent received, as keys
+    # messages_sent when the sent log began: 0 for a run logged from its start (a run begun before the log
+    # existed starts it later); the log holds messages_sent - sent_log_from messages
+    sent_log_from: int = Field(default=0, ge=0)
     judge_grades: dict[str, JudgeGraded] = Field(default_factory=dict)  # the judge's latest grade per check
     persona_compactions: int = Field(default=0, ge=0)
     agent_observations: list[AgentCompacted] = Field(default_factory=list)
@@ -111,9 +131,8 @@ class RunState(BaseModel):
 
     usage: dict[str, Any] = Field(default_factory=dict)
     run_seconds: float = Field(default=0.0, ge=0)  # real time spent running, over all sessions
-    transcript_bytes: int = Field(
-        default=0, ge=0
-    )  # the transcript's committed length (later bytes are rolled back on resume)
+    # the transcript's committed length and its number of events (later bytes are rolled back on resume)
+    transcript_bytes: int = Field(default=0, ge=0)
     transcript_events: int = Field(default=0, ge=0)
     reported: bool = False
     pending_report: str = ""  # an entry saved with this checkpoint, appended to report.md right after
@@ -122,11 +141,16 @@ class RunState(BaseModel):
 
 
 class StateError(Exception):
-    pass
+    """A run state that cannot be used: one line naming ``state.json``, the file at fault and what is wrong."""
 
 
 class StateSaveError(StateError):
     """A checkpoint could not be written: the message names the file and the reason."""
+
+
+def unreadable(path: Path, file: str, what: str, way_out: str = WAY_OUT) -> StateError:
+    """The one-line refusal of the run state at ``path``: ``file`` (a name in its folder) and what is wrong."""
+    return StateError(f"{path}: unreadable run state ({file}: {what}); {way_out}")
 
 
 def atomic_write(path: Path, data: str) -> None:
@@ -159,107 +183,39 @@ def checkpoint_json(state: RunState) -> str:
     return state.model_dump_json(exclude=set(JOURNALED) if state.journal else None)
 
 
-class JournalFiles(Protocol):
-    """What the writer makes durable besides ``state.json`` (``engine/run/checkpoint.py`` ``Journal``)."""
-
-    def sync(self, generation: int, length: int) -> None: ...  # on disk before a checkpoint names it
-    def prune(self, generation: int) -> None: ...  # older generations, once a checkpoint names a newer one
-
-
-class StateWriter:
-    """Writes snapshots of a run's state off the event loop, latest wins.
-
-    The snapshot is serialised at once (so it is exactly the state of that moment); the fsync'ed
-    atomic write runs in a worker thread, after the journal it names is synced. A snapshot taken while a
-    write is in flight replaces any older one still waiting. Whatever is on disk is always one complete
-    checkpoint: a kill resumes from it and replays the rest, as if it had come a moment earlier.
-    """
-
-    def __init__(self, path: Path, journal: JournalFiles | None = None) -> None:
-        self.path = path
-        self.journal = journal
-        self._pending: tuple[str, int, int] | None = None  # state.json's text, its journal and length
-        self._task: asyncio.Task[None] | None = None
-        self.failure = ""  # why the latest write failed ("" after a success): the run must not go on
-
-    def save(self, state: RunState) -> None:
-        self._pending = (checkpoint_json(state), state.journal, state.journal_bytes)
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # no loop (tools, tests): write now
-            self._write_pending()
-            return
-        if self._task is None or self._task.done():
-            self._task = loop.create_task(self._drain())
-
-    def _write(self, data: str, generation: int, length: int) -> None:
-        """The journal first (its failure is a ``StateSaveError`` naming it), then ``state.json``."""
-        if self.journal is not None and generation:
-            self.journal.sync(generation, length)
-        try:
-            atomic_write(self.path, data)
-        except OSError as exc:
-            raise StateSaveError(f"{self.path}: {exc.strerror or exc}") from None
-        if self.journal is not None and generation:
-            self.journal.prune(generation)
-
-    def _write_pending(self) -> None:
-        if self._pending is None:
-            return
-        pending, self._pending = self._pending, None
-        try:
-            self._write(*pending)
-        except StateSaveError as exc:
-            self.failure = str(exc)
-        else:
-            self.failure = ""
-
-    async def _drain(self) -> None:
-        while self._pending is not None:
-            pending, self._pending = self._pending, None
-            try:
-                await asyncio.to_thread(self._write, *pending)
-            except StateSaveError as exc:
-                self.failure = str(exc)
-                return
-            self.failure = ""
-
-    async def flush(self) -> None:
-        """Wait until the latest snapshot is on disk."""
-        while self._task is not None and not self._task.done():
-            await asyncio.shield(self._task)
-        self._write_pending()
-        if self.failure:
-            raise StateSaveError(self.failure)
-
-
 def load_state(path: Path) -> RunState | None:
-    """The checkpoint at ``path`` with its journal read up to the length it names; None if there is none."""
+    """The checkpoint at ``path`` with its journal read up to the length it names, every key and value checked
+    (module docstring); None if there is none; ``StateError`` naming the file and what is wrong."""
     missing = ""
     for _ in range(5):  # a reader may meet a journal that a newer checkpoint has just replaced: read again
         try:
             return _read_state(path)
         except FileNotFoundError as exc:
-            missing = f"its journal {Path(str(exc.filename)).name} is missing"
-    raise StateError(f"{path}: unreadable run state ({missing}); delete the folder to restart")
+            missing = Path(str(exc.filename)).name
+    raise unreadable(path, missing, f"missing, and {path.name} names it as its journal")
 
 
 def _read_state(path: Path) -> RunState | None:
     if not path.exists():
         return None
+    state: RunState | None = None
     try:
-        state = RunState.model_validate_json(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        raw = json.loads(text, object_pairs_hook=_pairs)
+        if _upgrade_records(raw):
+            text = json.dumps(raw)
+        problem = key_problem(raw)
+        if not problem:  # strictly, from JSON: a date from its ISO text, never a boolean from "yes"
+            state = RunState.model_validate_json(text, strict=True)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        why = f"{where}: {first['msg']}"
+        problem = _first_error(exc)
     except FileNotFoundError:
         raise
     except (ValueError, OSError) as exc:
-        why = _first_line(exc)
-    else:
-        if not state.journal:
-            return state
+        problem = _first_line(exc)
+    if state is None:
+        raise unreadable(path, path.name, problem)
+    if state.journal:
         journal = journal_path(path.parent, state.journal)
         try:
             with open(journal, "rb") as handle:
@@ -267,16 +223,119 @@ def _read_state(path: Path) -> RunState | None:
             if len(data) < state.journal_bytes:
                 raise ValueError(f"shorter than the {state.journal_bytes} bytes the checkpoint names")
             replay_journal(state, data)
-            return state
         except FileNotFoundError:
             raise
-        except (ValueError, KeyError, TypeError, OSError) as exc:
-            why = f"{journal.name}: {_first_line(exc)}"
-    raise StateError(f"{path}: unreadable run state ({why}); delete the folder to restart")
+        except (ValueError, OSError) as exc:
+            raise unreadable(path, journal.name, _first_line(exc)) from None
+    if "sent_log_from" not in raw:  # version 1: the log began when this code first saved the run
+        state.sent_log_from = max(0, state.messages_sent - len(state.sent_log))
+    state.version = STATE_VERSION  # read whole: saved again, it holds every key
+    return state
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refusing a key written twice (a damaged file; ``json`` would keep the last)."""
+    found = dict(pairs)
+    if len(found) < len(pairs):
+        twice = next(key for i, (key, _) in enumerate(pairs) if key in dict(pairs[:i]))
+        raise ValueError(f"key {twice!r} twice")
+    return found
 
 
 def _first_line(exc: BaseException) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _first_error(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+    return f"{where}: {first['msg']}"
+
+
+def key_problem(raw: Any) -> str:
+    """What is wrong with the keys of a parsed ``state.json``: missing for its version, unknown (at any depth),
+    journaled ones kept beside a journal; "" when nothing."""
+    if not isinstance(raw, dict):
+        return "not a JSON object"
+    version = raw.get("version")
+    if type(version) is not int or not 1 <= version <= STATE_VERSION:
+        return f"version {version!r}: this code reads versions 1 to {STATE_VERSION} (a newer one wrote it?)"
+    journaled = type(raw.get("journal")) is int and raw["journal"] > 0
+    fields = set(RunState.model_fields)
+    required = VERSION_KEYS[version] - (JOURNALED if journaled else set())
+    problems = []
+    if missing := sorted(required - raw.keys()):
+        problems.append("missing " + ", ".join(missing))
+    if unknown := sorted(raw.keys() - fields):
+        problems.append("unknown key" + "s" * (len(unknown) > 1) + " " + ", ".join(map(repr, unknown)))
+    if beside := sorted(JOURNALED & raw.keys()) if journaled else []:
+        problems.append(f"{', '.join(beside)} beside a journal (they belong in it)")
+    return " and ".join(problems) or stray_key(RunState, raw)
+
+
+def stray_key(annotation: Any, value: Any, where: str = "") -> str:
+    """``value`` (parsed JSON) read as ``annotation``: "unknown key <path>" for the first key of an object that
+    its model does not declare, at any depth; "" when there is none."""
+    kind, inner = _shape(annotation)
+    if kind == "model" and isinstance(value, dict):
+        for key, item in value.items():
+            if key not in inner:
+                return f"unknown key {where}{key}"
+            if _shape(inner[key])[0] and (found := stray_key(inner[key], item, f"{where}{key}.")):
+                return found
+    elif kind == "list" and isinstance(value, list):
+        return next((f for i, v in enumerate(value) if (f := stray_key(inner, v, f"{where[:-1]}[{i}]."))), "")
+    elif kind == "dict" and isinstance(value, dict):
+        return next((f for k, v in value.items() if (f := stray_key(inner, v, f"{where}{k}."))), "")
+    elif kind == "one" and value is not None:
+        return stray_key(inner, value, where)
+    return ""
+
+
+@functools.cache
+def _shape(annotation: Any) -> tuple[str, Any]:
+    """How ``stray_key`` reads a value of ``annotation``: a model (its fields' annotations), a list or dict of
+    what holds one, the one model-holding type of a union or ``Annotated``; ("", None): no model inside."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "model", {name: field.annotation for name, field in annotation.model_fields.items()}
+    holding = [arg for arg in args if _shape(arg)[0]]
+    if origin is list and holding:
+        return "list", args[0]
+    if origin is dict and holding:
+        return "dict", args[1]
+    if origin in (Union, UnionType, Annotated) and len(holding) == 1:
+        return "one", holding[0]
+    return "", None
+
+
+class _Record(BaseModel):
+    """One journal line (``replay_journal``), read strictly: its keys are those of one kind in ``_KINDS``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    m: Message | None = None
+    reset: Literal[True] | None = None
+    sheet: str | None = None
+    value: Sheet | None = None
+    told: str | None = None
+    ids: list[str] | None = None
+    changed_at: dict[str, int] | None = None
+    grade: str | None = None
+    at: int | None = None  # null: the check has no grade stamp
+    evaluation: EvaluationLogged | None = None
+    judge: JudgeGraded | None = None
+    observation: AgentCompacted | None = None
+    sent: tuple[int, int, str] | None = None
+
+
+_KINDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {  # a record's kind: the keys it has, may have
+    kind: (frozenset(keys.split()), frozenset(f"{keys} {optional}".split()))
+    for kind, keys, optional in [
+        *(("m", "m", ""), ("reset", "reset", ""), ("sheet", "sheet value", ""), ("told", "told ids", "")),
+        *(("changed_at", "changed_at", ""), ("grade", "grade at", "evaluation judge")),
+        *(("observation", "observation", ""), ("sent", "sent", "")),
+    ]
+}
 
 
 def replay_journal(state: RunState, data: bytes) -> None:
@@ -286,41 +345,55 @@ def replay_journal(state: RunState, data: bytes) -> None:
     its told marks, ``{"changed_at": {"sheet id": n}}`` change stamps, ``{"grade": check id, "at": messages
     sent, "evaluation": event, "judge": event}`` a check's latest grade and the judge's grade of it (either
     absent: none), ``{"observation": event}`` an agent compaction, ``{"sent": [n, phase, keys]}`` a message the
-    agent received."""
+    agent received. A line that is not one of these exactly is a ``ValueError`` naming its number."""
     messages: list[Message] = []
     state.sheets, state.told, state.changed_at = {}, {}, {}
-    for line in data.splitlines():
-        record = json.loads(line)
-        if "m" in record:
-            messages.append(record["m"])
-        elif "reset" in record:
+    for number, line in enumerate(data.splitlines(), start=1):
+        try:
+            r = _record(line)
+        except ValidationError as exc:
+            raise ValueError(f"line {number}: {_first_error(exc)}") from None
+        except ValueError as exc:
+            raise ValueError(f"line {number}: {_first_line(exc)}") from None
+        if r.m is not None:
+            messages.append(r.m)
+        elif r.reset:
             messages = []
-        elif "sheet" in record:
-            state.sheets[record["sheet"]] = Sheet.model_validate(record["value"])
-        elif "told" in record:
-            state.told[record["told"]] = list(record["ids"])
-        elif "changed_at" in record:
-            state.changed_at.update(record["changed_at"])
-        elif "grade" in record:  # the latest record of a check wins
-            check_id, evaluation, at = record["grade"], record.get("evaluation"), record.get("at")
-            if evaluation is None:
-                state.evaluations.pop(check_id, None)
-            else:
-                state.evaluations[check_id] = EvaluationLogged.model_validate(evaluation)
-            if at is None:
-                state.graded_at.pop(check_id, None)
-            else:
-                state.graded_at[check_id] = at
-            judged = record.get("judge")
-            if judged is None:
-                state.judge_grades.pop(check_id, None)
-            else:
-                state.judge_grades[check_id] = JudgeGraded.model_validate(judged)
-        elif "observation" in record:
-            state.agent_observations.append(AgentCompacted.model_validate(record["observation"]))
-        elif "sent" in record:
-            n, phase, keys = record["sent"]
+        elif r.sheet is not None and r.value is not None:
+            state.sheets[r.sheet] = r.value
+        elif r.told is not None and r.ids is not None:
+            state.told[r.told] = r.ids
+        elif r.changed_at is not None:
+            state.changed_at.update(r.changed_at)
+        elif r.grade is not None:  # the latest record of a check wins
+            _keep(state.evaluations, r.grade, r.evaluation)
+            _keep(state.graded_at, r.grade, r.at)
+            _keep(state.judge_grades, r.grade, r.judge)
+        elif r.observation is not None:
+            state.agent_observations.append(r.observation)
+        elif r.sent is not None:
+            n, phase, keys = r.sent
             state.sent_log.append(SentMessage(n=n, phase=phase, keys=keys))
-        else:
-            raise ValueError(f"unknown record {line[:60]!r}")
     state.persona_messages = messages
+
+
+def _record(line: bytes) -> _Record:
+    """One journal line read strictly: a known kind with its keys (none null but a grade's ``at``)."""
+    raw = from_json(line)
+    kind = next((k for k in _KINDS if k in raw), "") if isinstance(raw, dict) else ""
+    if not kind:
+        raise ValueError(f"unknown record {line[:60]!r}")
+    required, allowed = _KINDS[kind]
+    if not required <= raw.keys() <= allowed or any(raw[key] is None for key in required if key != "at"):
+        raise ValueError(f"a {kind!r} record with the keys {', '.join(sorted(raw))}, or a null")
+    if stray := stray_key(_Record, raw):
+        raise ValueError(stray)
+    return _Record.model_validate_json(line, strict=True)
+
+
+def _keep(kept: dict[str, Any], key: str, value: Any) -> None:
+    """``kept[key] = value``, or no ``key`` when ``value`` is None."""
+    if value is None:
+        kept.pop(key, None)
+    else:
+        kept[key] = value

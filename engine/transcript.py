@@ -1,9 +1,16 @@
-"""``results/<run-id>/transcript.jsonl``: append-only typed events, one JSON object per line."""
+"""``results/<run-id>/transcript.jsonl``: append-only typed events, one JSON object per line.
+
+A checkpoint names the transcript's length and number of events it covers; a resume cuts the bytes after that
+length (a kill's, replayed) once ``checkpointed_problem`` found the part before it whole.
+"""
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from engine.events import Event, parse_event
 
@@ -45,3 +52,53 @@ def read_events(path: Path) -> Iterator[Event]:
                     yield parse_event(line)
                 except ValueError:
                     continue
+
+
+def checkpointed_problem(path: Path, size: int, events: int) -> str:
+    """What is wrong with the part of the transcript at ``path`` a checkpoint covers (its first ``size`` bytes,
+    ``events`` events): shorter than that, or its last event (the line ending at byte ``size``) torn, unreadable
+    or not numbered ``events - 1``; "" when nothing."""
+    if size == 0:
+        return ""
+    try:
+        with open(path, "rb") as handle:
+            length = handle.seek(0, os.SEEK_END)
+            if length < size:
+                return f"{length} bytes, shorter than the {size} bytes the checkpoint covers"
+            line = _line_ending_at(handle, size)
+    except FileNotFoundError:
+        return f"missing, but the checkpoint covers {size} bytes of it"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if line is None:
+        return f"byte {size}, where the checkpoint ends, does not end an event"
+    try:
+        event = json.loads(line)
+    except ValueError as exc:
+        return f"the last checkpointed event, the line ending at byte {size}, is not JSON ({exc})"
+    n = event.get("n") if isinstance(event, dict) else None
+    if type(n) is not int:
+        return f"the last checkpointed event, the line ending at byte {size}, has no event number"
+    if n != events - 1:
+        return f"the last checkpointed event, the line ending at byte {size}, is #{n}, not #{events - 1}"
+    return ""
+
+
+def _line_ending_at(handle: BinaryIO, end: int) -> bytes | None:
+    """The line whose newline is the byte before ``end`` (without it), read backwards; None if that byte is
+    no newline."""
+    handle.seek(end - 1)
+    if handle.read(1) != b"\n":
+        return None
+    chunks: list[bytes] = []
+    position = end - 1
+    while position > 0:
+        step = min(1 << 16, position)
+        position -= step
+        handle.seek(position)
+        chunk = handle.read(step)
+        cut = chunk.rfind(b"\n")
+        chunks.append(chunk[cut + 1 :])
+        if cut >= 0:
+            break
+    return b"".join(reversed(chunks))

@@ -80,7 +80,13 @@ async def test_a_state_written_before_the_journal_loads_and_resumes_to_the_same_
     stopped = await _stopped_after(config, 14)
     assert stopped.state.evaluations and not stopped.state.finished
     run_dir = config.results_path() / "r"
-    old: dict[str, Any] = json.loads(stopped.state.model_dump_json(exclude={"journal", "journal_bytes"}))
+    saved = load_state(run_dir / "state.json")  # the checkpoint (the stop's last events come after it)
+    assert saved is not None
+    # written before the journal: version 1, without the keys added since (version 2 must hold every key)
+    old: dict[str, Any] = json.loads(
+        saved.model_dump_json(exclude={"journal", "journal_bytes", "sent_log_from"})
+    )
+    old["version"] = 1
     for record in old["evaluations"].values():  # and the older field name the upgrade reads
         record["transcript_n"] = record.pop("n")
     (run_dir / "state.json").write_text(json.dumps(old))
@@ -173,6 +179,7 @@ async def test_a_missing_journal_is_named(tmp_path: Path) -> None:
     run_dir = config.results_path() / "r"
     (run_dir / "journal.1.jsonl").unlink()
     with pytest.raises(
-        StateError, match=r"state\.json: unreadable run state \(its journal journal\.1\.jsonl"
+        StateError,
+        match=r"state\.json: unreadable run state \(journal\.1\.jsonl: missing, and state\.json names",
     ):
         load_state(run_dir / "state.json")

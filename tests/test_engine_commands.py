@@ -11,7 +11,7 @@ from engine_helpers import FORGETFUL, TEST_BENCHMARKS, events, fast, kinds, make
 
 from engine.commands import AddFact, EditFact, NewSession, NextPhase, Pause, PersonaNote, Resume
 from engine.config import BuildError
-from engine.events import TerminationReason
+from engine.events import Event, TerminationReason
 from engine.placement.scheduler import Scheduler
 from engine.run.build import build_run
 
@@ -166,3 +166,30 @@ def test_a_bad_run_config_shows_as_error_with_the_reason_when_loaded(tmp_path: P
     assert "sytem_prompt" in views["key"].reason
     assert views["bench"].reason.startswith("runs.bench.benchmark")
     assert not (tmp_path / "results" / "agent").exists()  # checking writes nothing
+
+
+async def test_a_pause_is_a_pause_a_run_stopped_and_resumed_three_times_has_one_report_entry(
+    tmp_path: Path,
+) -> None:
+    """A stop the operator asks for (Ctrl-C, quit) writes no report entry: only the run's own end does."""
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL}})
+    scheduler = Scheduler(config, tune=fast)
+    sent: list[int] = []
+
+    class Counter:
+        def on_event(self, run_id: str, event: Event) -> None:
+            if event.kind == "message_sent":
+                sent.append(event.n)
+
+    scheduler.add_observer(Counter())
+    for stop in range(1, 4):
+        await scheduler.start("r")
+        await _until(lambda: len(sent) >= 3 * stop)  # noqa: B023 - awaited at once
+        await scheduler.stop("r")
+        assert (await scheduler.wait(["r"]))["r"] is TerminationReason.STOPPED
+    report = config.results_path() / "report.md"
+    assert not report.exists()  # three stops, no entry
+    await scheduler.start("r")
+    assert (await scheduler.wait(["r"]))["r"] is TerminationReason.FINISHED
+    assert report.read_text().count("## ") == 1 and "Incomplete" not in report.read_text()
+    assert len(kinds(events(config, "r"), "run_started")) == 4  # started once, resumed three times

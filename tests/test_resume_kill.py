@@ -36,12 +36,16 @@ def _command(config: Path) -> list[str]:
 
 
 def _comparable(report: str) -> list[str]:
-    """The report entry without what legitimately differs: its date, the wall-clock run time, its id."""
+    """The report entry without what legitimately differs: its date, the wall-clock run time, its id, and
+    how much of the input a prefix cache served (a resumed scripted persona starts with an empty cache, as a
+    restarted provider may: the input tokens themselves are the same)."""
     lines = report.strip().splitlines()
     assert sum(1 for line in lines if line.startswith("## ")) == 1, report
     # transcript positions shift by the extra "resumed" events; dates and wall time differ legitimately
     return [
-        re.sub(r" \[transcript #\d+\]", "", re.sub(r"^## \S+ \S+", "##", line))
+        re.sub(
+            r" \(\d+ cached\)", "", re.sub(r" \[transcript #\d+\]", "", re.sub(r"^## \S+ \S+", "##", line))
+        )
         for line in lines
         if not line.startswith(("📊 Run time", "📊 Entry:"))
     ]

@@ -29,6 +29,7 @@ from engine.report.provenance import (
 from engine.run.lock import RunLock, RunLocked
 from engine.run.loop import Run
 from engine.run.parts import RunParts, RunSettings
+from engine.run.resume_check import check_resume
 from engine.state import RunState, StateError, load_state, remove_stale_temp_files
 
 
@@ -133,16 +134,13 @@ def _build(
     persona_name = run_cfg.persona or config.persona.model
     bench, persona_model, adapter, judge = _prepare(config, run_id, run_dir, clock, meter)
 
-    try:
+    try:  # a damaged state, or one its benchmark or transcript contradicts: refused before any change
         state = load_state(run_dir / "state.json")
+        if state is not None:
+            check_resume(state, bench, run_dir)
     except StateError as exc:
         raise BuildError(str(exc)) from None
     resumed = state is not None
-    if state is not None and state.phases_started > len(bench.phases) + 1:
-        raise BuildError(
-            f"{run_dir / 'state.json'}: phases_started {state.phases_started} is beyond the benchmark's "
-            f"{len(bench.phases)} phases: was a chapter removed? (restore it, or delete the folder to restart)"
-        )
     transcript = run_dir / "transcript.jsonl"
     if state is None and transcript.exists() and transcript.stat().st_size > 0:
         raise BuildError(

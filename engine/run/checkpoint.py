@@ -1,4 +1,4 @@
-"""What a save writes besides ``state.json``: the journal of what grows with a run, appended, never rewritten.
+"""What a save writes: the journal of what grows with a run (appended, never rewritten), then ``state.json``.
 
 The persona's context, the live sheets, the told marks and when each fact changed, each check's latest grade
 (with when it was graded and the judge's grade of it, on one line: both or neither) and the agent's
@@ -9,8 +9,9 @@ bytes written after the checkpoint (where a kill landed) are ignored and replaye
 
 Each session starts a new generation holding what is live (a resumed context may also have been changed in
 place), and so does a journal grown well past what is live (old contexts, regraded checks): a reader never
-reads much more than twice what it keeps. The writer syncs the journal before ``state.json`` names it and
-removes older generations once a checkpoint naming a newer one is on disk.
+reads much more than twice what it keeps. The writer (``StateWriter``, off the event loop, latest wins) syncs
+the journal before ``state.json`` names it and removes older generations once a checkpoint naming a newer one
+is on disk.
 
 Changes are found without hooks in the code that makes them, each at the cost of what changed: the context
 by identity (messages appended, or a new list after a compaction; a message is never edited in place),
@@ -22,6 +23,7 @@ compactions (appended).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 from pathlib import Path
@@ -29,9 +31,10 @@ from typing import Any, BinaryIO
 
 from pydantic import TypeAdapter
 
+from engine import state as state_file  # its ``atomic_write`` looked up at each write (tests replace it)
 from engine.events import EvaluationLogged, Event, JudgeGraded, OperatorActed, ToolCalled
 from engine.models.base import Message
-from engine.state import RunState, SentMessage, StateSaveError, journal_path
+from engine.state import RunState, SentMessage, StateSaveError, checkpoint_json, journal_path
 
 _JSON = TypeAdapter(Any)
 _SLACK = 256 * 1024  # a journal is rewritten once it holds this much more than twice what is live
@@ -304,3 +307,70 @@ class Journal:
             generation = path.name.split(".")[1]
             if not generation.isdigit() or int(generation) != keep:
                 path.unlink(missing_ok=True)
+
+
+class StateWriter:
+    """Writes snapshots of a run's state off the event loop, latest wins.
+
+    The snapshot is serialised at once (so it is exactly the state of that moment); the fsync'ed
+    atomic write runs in a worker thread, after the journal it names is synced. A snapshot taken while a
+    write is in flight replaces any older one still waiting. Whatever is on disk is always one complete
+    checkpoint: a kill resumes from it and replays the rest, as if it had come a moment earlier.
+    """
+
+    def __init__(self, path: Path, journal: Journal | None = None) -> None:
+        self.path = path
+        self.journal = journal
+        self._pending: tuple[str, int, int] | None = None  # state.json's text, its journal and length
+        self._task: asyncio.Task[None] | None = None
+        self.failure = ""  # why the latest write failed ("" after a success): the run must not go on
+
+    def save(self, state: RunState) -> None:
+        self._pending = (checkpoint_json(state), state.journal, state.journal_bytes)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (tools, tests): write now
+            self._write_pending()
+            return
+        if self._task is None or self._task.done():
+            self._task = loop.create_task(self._drain())
+
+    def _write(self, data: str, generation: int, length: int) -> None:
+        """The journal first (its failure is a ``StateSaveError`` naming it), then ``state.json``."""
+        if self.journal is not None and generation:
+            self.journal.sync(generation, length)
+        try:
+            state_file.atomic_write(self.path, data)
+        except OSError as exc:
+            raise StateSaveError(f"{self.path}: {exc.strerror or exc}") from None
+        if self.journal is not None and generation:
+            self.journal.prune(generation)
+
+    def _write_pending(self) -> None:
+        if self._pending is None:
+            return
+        pending, self._pending = self._pending, None
+        try:
+            self._write(*pending)
+        except StateSaveError as exc:
+            self.failure = str(exc)
+        else:
+            self.failure = ""
+
+    async def _drain(self) -> None:
+        while self._pending is not None:
+            pending, self._pending = self._pending, None
+            try:
+                await asyncio.to_thread(self._write, *pending)
+            except StateSaveError as exc:
+                self.failure = str(exc)
+                return
+            self.failure = ""
+
+    async def flush(self) -> None:
+        """Wait until the latest snapshot is on disk."""
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
+        self._write_pending()
+        if self.failure:
+            raise StateSaveError(self.failure)

@@ -37,7 +37,7 @@ from engine.persona import hooks
 from engine.persona.context import compact_state, pending_tool_calls, recent_replies, shorten_replies
 from engine.persona.notebook import Notebook, ToolError
 from engine.persona.tools import dispatch, parse_arguments, tool_schemas
-from engine.report.writer import REPORT_NAME, RunSummary, append_entry, append_once, format_entry
+from engine.report.writer import REPORT_NAME, RunSummary, append_once, format_entry
 from engine.run.agent_channel import REPLY_PREFIX, AgentChannel
 from engine.run.checkpoint import LOCAL_TOOLS
 from engine.run.liveness import report_retries
@@ -222,13 +222,14 @@ class Run(RunTools):
         (``waiting`` when its last checkpoint could not be written, whatever it was before)."""
         try:
             entry = ""
-            if (reason is not TerminationReason.FINISHED or not self.state.reported) and not self.handed_over:
-                # every end gets an entry (an unfinished one is marked incomplete), the finished one once;
-                # its id tells identical entries apart
+            if reason is not TerminationReason.STOPPED and (
+                reason is not TerminationReason.FINISHED or not self.state.reported
+            ):
+                # an end of its own gets an entry (an unfinished one is marked incomplete), the finished one
+                # once; a stop the operator asked for is a pause, with none. Its id tells identical entries apart
                 entry = format_entry(self.summary()) + f"📊 Entry: {uuid.uuid4().hex[:12]}\n"
                 self.state.reported = reason is TerminationReason.FINISHED
             if reason is TerminationReason.STOPPED:  # cancelled mid-step: the last checkpoint stands
-                append_entry(self.run_dir.parent / REPORT_NAME, entry)
                 self.set_status("idle", "handed over" if self.handed_over else "stopped")
             else:  # the checkpoint first (the entry pending in it), then the report: never twice, never lost
                 self.state.pending_report = entry

@@ -17,10 +17,10 @@ from typing import Protocol
 from engine.api import Observer
 from engine.clock import Clock, monotonic
 from engine.events import Event, RunStatus, StatusChanged
-from engine.run.checkpoint import Journal
+from engine.run.checkpoint import Journal, StateWriter
 from engine.run.liveness import Liveness
 from engine.sanitize import printable
-from engine.state import RunState, StateSaveError, StateWriter
+from engine.state import RunState, StateSaveError
 from engine.transcript import Transcript
 
 log = logging.getLogger(__name__)
