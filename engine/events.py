@@ -226,6 +226,8 @@ class RunEnded(_Event):
     kind: Literal["run_ended"] = "run_ended"
     reason: TerminationReason
     detail: str = ""  # the status reason at the end
+    # the run's tokens so far per role (persona, agent, judge): prompt (cached included), cached, completion
+    tokens: dict[str, dict[str, int]] = Field(default_factory=dict)
 
 
 Event = Annotated[

@@ -26,6 +26,7 @@ from engine.models.tokens import count_tokens, message_tokens
 from engine.persona.tools import tool_schemas
 from engine.report.prices import cost, priced_tokens_label
 from engine.run.build import build_run
+from engine.transcript import read_events
 
 
 @pytest.mark.parametrize(
@@ -182,3 +183,12 @@ async def test_a_profile_edit_leaves_the_system_prompt_as_it_was(tmp_path: Path)
     assert "York" in run.notebook.read("profile")  # the sheet as it is now
     await run.adapter.close()
     run.lock.release()  # type: ignore[union-attr]
+
+
+async def test_the_run_ended_event_carries_the_tokens_per_role_with_their_cached_part(tmp_path: Path) -> None:
+    config = make_config(
+        tmp_path, {"r": {"benchmark": "demo", "agent": "chatbot"}}, benchmarks=ROOT / "benchmarks"
+    )
+    run = await play(config, "r")
+    ended = [e for e in read_events(run.run_dir / "transcript.jsonl") if e.kind == "run_ended"][-1]
+    assert ended.tokens == run.state.usage and ended.tokens["persona"]["cached_tokens"] > 0

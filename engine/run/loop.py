@@ -241,7 +241,7 @@ class Run(RunTools):
                     self.set_status("finished")
                 elif reason is TerminationReason.CRASHED:
                     self.set_status("crashed", self.state.reason or "engine error")
-            self.emit(RunEnded(reason=reason, detail=self.state.reason))
+            self.emit(RunEnded(reason=reason, detail=self.state.reason, tokens=self.meter.as_dict()))
             if reason is not TerminationReason.STOPPED:
                 self.save()
         except StateSaveError as exc:
