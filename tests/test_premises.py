@@ -19,6 +19,7 @@ from engine.commands import NextPhase
 from engine.events import Event, TerminationReason, ToolCalled
 from engine.models.base import ChatModel, Completion, Message, ToolCall, ToolSchema
 from engine.models.scripted_persona import ScriptedPersonaModel, _calls_since
+from engine.placement.scheduler import Scheduler
 from engine.run.build import build_run
 from engine.run.loop import Run
 from engine.transcript import read_events
@@ -187,3 +188,13 @@ async def test_on_max_marks_of_messages_that_never_reached_the_agent_change_no_g
         needs = [v for v in swapped if v in grade.expected.replace(",", "")]
         told = all(any(v in text.replace(",", "") for n, text in sent if n < grade.n) for v in needs)
         assert told or grade.persona_fault, f"{check_id} counted though {needs} never reached the agent"
+
+
+async def test_the_runs_table_shows_the_reports_score_persona_faults_left_out(tmp_path: Path) -> None:
+    run = await play_prose(tmp_path)
+    report = (run.run_dir.parent / "report.md").read_text()
+    headline = float(report.split("📊 Score: ", 1)[1].split("/10", 1)[0])
+    config = make_config(tmp_path, {"r": {"benchmark": "prose_seed", "agent": "chatbot"}})
+    view = Scheduler(config).view("r")  # read back from state.json, as a fresh app shows it
+    assert view.average is not None and round(view.average, 2) == headline
+    assert "persona faults 3 excluded" in report

@@ -17,10 +17,12 @@ from engine.commands import Command, CommandResult, Resume
 from engine.comparison.summary import write_group_summaries
 from engine.config import BuildError, Config
 from engine.events import ErrorOccurred, Event, TerminationReason
+from engine.judge.role import lead_of
 from engine.placement.executor import PlacedRun, Playable
 from engine.placement.place import place_run
 from engine.placement.remote import ControlServer, RemoteRun, socket_path
 from engine.report.prices import role_prices, total_cost
+from engine.report.tally import current_grades, run_score
 from engine.run.build import build_run, check_run
 from engine.run.lock import owner_of, owner_socket
 from engine.run.loop import Run
@@ -339,7 +341,13 @@ class Scheduler:
                 "phase_index": state.phase_index,
                 "total_phases": total,
                 "evaluations": len(evaluations),
-                "average": sum(e.effective for e in evaluations) / len(evaluations) if evaluations else None,
+                "average": run_score(
+                    [c.id for c in bench.checks()] if bench is not None else None,
+                    state.evaluations,
+                    current_grades(state.evaluations.values(), state.judge_grades),
+                    lead_of(self.config),
+                    state.finished,
+                ),
                 "agent_compactions": len(state.agent_observations),
                 "clock": state.clock_now,
                 "clock_jumps": state.clock_jumps,

@@ -11,7 +11,7 @@ entry and a regrade's are written from them (``engine/report/grades.py`` ``grade
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from engine.config import JudgeLead
@@ -113,3 +113,25 @@ def agreement(counted: list[EvaluationLogged], grades: dict[str, JudgeGraded]) -
 def not_judged(counted: list[EvaluationLogged], grades: dict[str, JudgeGraded]) -> list[str]:
     """The counted checks the judge gave no score (it failed, or never graded them)."""
     return [e.check_id for e in counted if judge_effective(e, grades.get(e.check_id)) is None]
+
+
+def run_score(
+    planned: Iterable[str] | None,
+    evaluations: Mapping[str, EvaluationLogged],
+    grades: Mapping[str, JudgeGraded],
+    lead: JudgeLead,
+    finished: bool,
+) -> float | None:
+    """The one score front ends show for a run (runs table, headless progress, dashboard), counted as its report
+    counts it: persona faults and checks the lead lacks a judge grade for left out, under ``lead``; a finished
+    run's is its headline (over the planned checks, an ungraded one counting 0), a playing run's the average
+    of its counted grades so far. ``planned``: the benchmark's check ids (None: the graded ones). None before
+    a counted grade."""
+    planned_ids = set(evaluations) if planned is None else set(planned)
+    graded = [e for check_id, e in evaluations.items() if check_id in planned_ids]
+    counted = [e for e in graded if not e.persona_fault]
+    current = dict(grades)
+    result = tally(lead, len(planned_ids), counted, len(graded) - len(counted), current)
+    if not result.scores:
+        return None
+    return result.score if finished else result.average

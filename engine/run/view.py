@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from engine.api import CheckView, RunView
 from engine.report.prices import total_cost
+from engine.report.tally import current_grades, run_score
 from engine.run.loop import Run
 from engine.run.phases import gate_problems
 
@@ -40,7 +41,13 @@ def run_view(run: Run, running: bool = True) -> RunView:
         agent_sessions=run.adapter.supports_new_conversation,
         gates=[] if state.finished else gate_problems(state, bench, run.clock.now()),
         evaluations=len(evaluations),
-        average=sum(e.effective for e in evaluations) / len(evaluations) if evaluations else None,
+        average=run_score(
+            [c.id for c in bench.checks()],
+            state.evaluations,
+            current_grades(state.evaluations.values(), state.judge_grades),
+            run.judge.lead if run.judge else "persona",
+            state.finished,
+        ),
         agent_compactions=len(state.agent_observations),
         clock=run.clock.iso() if running else (state.clock_now or run.clock.iso()),  # stops at the end
         clock_jumps=state.clock_jumps,
