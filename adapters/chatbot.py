@@ -13,7 +13,7 @@ import json
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from adapters.base import AdapterContext, AdapterError, BaseAdapter
-from adapters.options import check_known, opt_str
+from adapters.options import check_known, every_problem, opt_str
 from engine.models.base import ChatModel, Message, ModelError
 from engine.sanitize import valid_text
 
@@ -37,9 +37,10 @@ class ChatbotAdapter(BaseAdapter):
     def __init__(self, ctx: AdapterContext) -> None:
         super().__init__(ctx)
         options = ctx.options
-        check_known(options, ("model", "system_prompt"), self.name)
-        self.model_name = opt_str(options, "model", "scripted/recall") or "scripted/recall"
-        self.system = opt_str(options, "system_prompt", SYSTEM, allow_empty=True) or ""
+        with every_problem():  # every bad key named at once
+            check_known(options, ("model", "system_prompt"), self.name)
+            self.model_name = opt_str(options, "model", "scripted/recall") or "scripted/recall"
+            self.system = opt_str(options, "system_prompt", SYSTEM, allow_empty=True) or ""
         self._system_message: Message = {"role": "system", "content": self.system}
         self.model: ChatModel = ctx.make_model(self.model_name)
         # a reply is one model call: the engine waits as long as the model's entry lets that call take

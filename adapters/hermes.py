@@ -50,7 +50,7 @@ import httpx
 from adapters.base import AdapterContext, AdapterError, Observation
 from adapters.install import hermes_executable, install_hermes
 from adapters.local_agent import COMMON_OPTIONS, LocalAgentAdapter
-from adapters.options import check_known, opt_bool, opt_number
+from adapters.options import check_known, every_problem, opt_bool, opt_number
 from adapters.ports import free_port, port_is_free
 
 OPTIONS = {
@@ -80,6 +80,7 @@ class HermesAdapter(LocalAgentAdapter):
 
     name = "hermes"
     default_start_timeout = 90.0
+    server_label = "the gateway"
 
     @classmethod
     def install(cls) -> None:
@@ -87,9 +88,19 @@ class HermesAdapter(LocalAgentAdapter):
         install_hermes()
 
     def __init__(self, ctx: AdapterContext) -> None:
-        super().__init__(ctx)
-        options = ctx.options
-        check_known(options, COMMON_OPTIONS | OPTIONS, self.name)
+        with every_problem():  # one ValueError naming every bad run key
+            check_known(ctx.options, COMMON_OPTIONS | OPTIONS, self.name)
+            super().__init__(ctx)
+            self._read_options(ctx.options)
+        self.home = self.agent_dir / "home"
+        self.port = 0
+        self.api_key = ""
+        self.session_id = ""
+        self._log_offset = 0
+        self._compression_before: dict[str, int] = {}
+
+    def _read_options(self, options: dict[str, Any]) -> None:
+        """The ``hermes_*`` run keys (their problems named by ``every_problem``)."""
         self.compression: dict[str, Any] = {
             "enabled": True,
             "threshold": opt_number(options, "hermes_compression_threshold", 0.50, 0.01, 1.0),
@@ -106,12 +117,6 @@ class HermesAdapter(LocalAgentAdapter):
         )
         self.host_tools = opt_bool(options, "hermes_host_tools", False)
         self.nudge_interval = int(opt_number(options, "hermes_memory_nudge_interval", 0, 0, 10**4, True) or 0)
-        self.home = self.agent_dir / "home"
-        self.port = 0
-        self.api_key = ""
-        self.session_id = ""
-        self._log_offset = 0
-        self._compression_before: dict[str, int] = {}
 
     # --- lifecycle --------------------------------------------------------------------------------
 
@@ -161,9 +166,7 @@ class HermesAdapter(LocalAgentAdapter):
         try:
             response = await self.timed(self._post(url, {"message": text}), "a message")
         except httpx.HTTPError as exc:
-            raise AdapterError(
-                f"hermes: chat request failed: {exc!r}; {self.process.describe_exit()}"
-            ) from None
+            raise await self.request_failed("chat request", exc) from None
         self.record_reply(self.read_chat_reply(response, "message", "content"))
 
     async def session_messages(self) -> list[tuple[str, str]] | None:
@@ -275,6 +278,13 @@ class HermesAdapter(LocalAgentAdapter):
         async with httpx.AsyncClient(timeout=httpx.Timeout(self.reply_timeout + 5, connect=10)) as client:
             return await client.post(url, json=body, headers=self._headers())
 
+    async def server_state(self) -> str | None:
+        """The API server's ``/health``: None when it answers 200, else what it answers or why it does not."""
+        response = await self.probe(f"{self._base()}/health")
+        if isinstance(response, str):
+            return response
+        return None if response.status_code == 200 else f"answers /health with HTTP {response.status_code}"
+
     async def _healthy(self) -> bool:
         async with httpx.AsyncClient(timeout=2) as client:
             response = await client.get(f"{self._base()}/health")
@@ -289,7 +299,7 @@ class HermesAdapter(LocalAgentAdapter):
                 "session creation",
             )
         except httpx.HTTPError as exc:
-            raise AdapterError(f"hermes: session creation failed: {exc!r}") from None
+            raise await self.request_failed("session creation", exc) from None
         if response.status_code not in (200, 201, 409):  # 409: the session exists (a resumed run)
             raise AdapterError(
                 f"hermes: session creation answered HTTP {response.status_code}: {response.text[:300]}"

@@ -4,10 +4,14 @@
 - ``ModelBackend``: the agent's upstream model, either a ``config.jsonc`` endpoint or the scripted model
   server started here on a free loopback port;
 - ``LocalAgentAdapter``: on top of ``BaseAdapter`` (reply log, thinking flag): the agent process (its pid
-  file ``agent/agent.pid``, see ``adapters/process.py``), its minimal environment (``process_env``: nothing
+  file ``agent/agent.pid``, see ``adapters/process.py``; started with umask 077, ``PrivateAgentProcess``, so
+  what the agent writes in its home is its user's only, as everything under ``results/``), its minimal
+  environment (``process_env``: nothing
   of the engine's but ``PASSED_ENV``), send timeouts, virtual time through libfaketime, memory snapshots, the
   guaranteed release of the process, and ``check_delivery``: before a message is sent again after a kill or
-  a timeout, the agent's own session says whether it arrived (``delivery_in``).
+  a timeout, the agent's own session says whether it arrived (``delivery_in``);
+- ``LocalAgentAdapter.agent_state``: what is true of the agent when a request to it fails (its process
+  exited, or its server is down, restarting or up), said in the error and so in the run's waiting reason.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import asyncio
 import os
 import shutil
 import weakref
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +30,15 @@ from adapters.base import AdapterContext, AdapterError, AgentStatus, BaseAdapter
 from adapters.faketime import FakeTime
 from adapters.options import opt_bool, opt_number, opt_str
 from adapters.process import AgentProcess
+from engine.run.lock import make_private, private_umask
 
 SCRIPTED_API_KEY = "mmb-scripted-local-key"
 PID_FILE = "agent.pid"
 # the only variables an agent process inherits from the engine (when set); the rest is the adapter's own
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")
 COMMON_OPTIONS = {"model", "start_timeout", "reply_timeout", "virtual_time"}
+PROBE_SECONDS = 3.0  # a look at the agent's server for an error message (``agent_state``)
+STATE_SETTLE = 1.0  # seconds a server that does not answer gets to show that its process is gone
 
 
 def is_scripted(name: str) -> bool:
@@ -61,6 +69,16 @@ def _same_message(stored: str, sent: str) -> bool:
         return True
     # agents shorten huge messages (Hermes' API server keeps 65,536 characters)
     return len(stored) >= 60000 and sent.startswith(stored[:60000])
+
+
+class PrivateAgentProcess(AgentProcess):
+    """An ``AgentProcess`` started with umask 077: the files the agent writes (memory, sessions, its logs) are
+    0600 and its folders 0700 (``engine.run.lock.private_umask``; the engine's own umask is already that once
+    it holds a run's lock)."""
+
+    def start(self, argv: list[str], env: dict[str, str], cwd: Path, titles: Sequence[str] = ()) -> None:
+        private_umask()  # inherited by the agent process and its children
+        super().start(argv, env, cwd, titles)
 
 
 class ModelBackend:
@@ -117,7 +135,7 @@ class LocalAgentAdapter(BaseAdapter):
         self.reply_timeout = float(opt_number(options, "reply_timeout", 600.0, 1, 24 * 3600) or 600)
         self.virtual_time = opt_bool(options, "virtual_time", True)
         self.agent_dir = ctx.run_dir / "agent"
-        self.process = AgentProcess(
+        self.process = PrivateAgentProcess(
             f"{self.name} agent", self.agent_dir / "process.log", self.agent_dir / PID_FILE
         )
         self.faketime = FakeTime(self.agent_dir / "faketime.rc")
@@ -212,19 +230,70 @@ class LocalAgentAdapter(BaseAdapter):
         """Read new observations from the agent's logs (subclasses)."""
 
     async def timed(self, coro: Any, what: str) -> Any:
-        """Await ``coro`` within ``reply_timeout``; a dead process or a timeout becomes an AdapterError."""
+        """Await ``coro`` within ``reply_timeout``; a timeout becomes an AdapterError saying what is true of the
+        agent then (``agent_state``)."""
         with self.working():
             try:
                 return await asyncio.wait_for(coro, self.reply_timeout)
             except TimeoutError:
-                raise AdapterError(
-                    f"{self.name}: no reply to {what} within {self.reply_timeout:.0f}s"
-                    + ("" if self.process.alive() else f"; {self.process.describe_exit()}")
-                ) from None
+                pass
+        state = await self.agent_state()
+        raise AdapterError(f"{self.name}: no reply to {what} within {self.reply_timeout:.0f}s; {state}")
 
     def require_running(self) -> None:
         if not self.process.alive():
             raise AdapterError(f"{self.name}: the agent is not running: {self.process.describe_exit()}")
+
+    # --- what is true of the agent, for an error and so for the run's waiting reason ----------------
+
+    server_label = "the agent's server"  # what a subclass's ``server_state`` probes ("the gateway")
+
+    async def request_failed(self, what: str, exc: Exception) -> AdapterError:
+        """The AdapterError of a request to the agent that failed with ``exc``, with ``agent_state``."""
+        return AdapterError(f"{self.name}: {what} failed: {exc!r}; {await self.agent_state()}")
+
+    async def agent_state(self) -> str:
+        """What is true of the agent now: ``<server> is down: <process> exited with code …; log …`` (its log's
+        tail), or its process runs and ``<server> is up``, or ``<server> <what is wrong>`` (``server_state``:
+        nothing listens on its port, it is stopping or restarting, …).
+
+        A killed agent's connections close a moment before its exit can be seen: while its server does not
+        answer, its process is given ``STATE_SETTLE`` seconds to show that it is gone."""
+        wrong = await self._server_wrong()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + STATE_SETTLE
+        while wrong is not None and self.process.alive() and loop.time() < deadline:
+            await asyncio.sleep(0.05)
+        if not self.process.alive():
+            return f"{self.server_label} is down: {self.process.describe_exit()}"
+        if wrong is None:
+            return f"{self.server_label} is up (pid {self.process.pid})"
+        return f"{self.server_label} {wrong}, though its process (pid {self.process.pid}) still runs"
+
+    async def server_state(self) -> str | None:
+        """What is wrong with the agent's server while its process runs (``"is down: …"``, ``"is restarting
+        …"``), None when it answers as it should. Subclasses probe it (``probe``); the base cannot tell."""
+        return None
+
+    async def probe(self, url: str) -> httpx.Response | str:
+        """``GET url`` within ``PROBE_SECONDS``: the response, or what kept it from answering."""
+        try:
+            async with httpx.AsyncClient(timeout=PROBE_SECONDS) as client:
+                return await client.get(url)
+        except httpx.ConnectError:
+            return f"is down: nothing listens at {url}"
+        except httpx.TimeoutException:
+            return f"does not answer {url} within {PROBE_SECONDS:g} s"
+        except httpx.HTTPError as exc:
+            return f"fails to answer {url}: {exc!r}"
+
+    async def _server_wrong(self) -> str | None:
+        if not self.process.alive():
+            return "is down"
+        try:
+            return await asyncio.wait_for(self.server_state(), PROBE_SECONDS + 1)
+        except TimeoutError:
+            return f"does not answer within {PROBE_SECONDS:g} s"
 
     def copy_memory(self, label: str, files: list[tuple[Path, str]]) -> Path:
         """Copy ``(source, relative name)`` pairs that exist into ``run_dir/memory/<label>/``."""
@@ -238,6 +307,7 @@ class LocalAgentAdapter(BaseAdapter):
                 destination = target / relative
                 destination.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(source, destination)
+                make_private(destination)  # copy2 copies the source's mode: never open to others here
         return target
 
     def wipe_agent_dir(self) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 
 from adapters.base import AdapterContext, AdapterError, BaseAdapter
-from adapters.options import check_known, opt_choice, opt_number, opt_str, require
+from adapters.options import check_known, every_problem, opt_choice, opt_number, opt_str, require
 from engine.sanitize import valid_text
 
 OPTIONS = {"base_url", "model", "api_key_env", "mode", "session_header", "session_field", "reply_timeout"}
@@ -31,18 +31,19 @@ class OpenAIEndpointAdapter(BaseAdapter):
     def __init__(self, ctx: AdapterContext) -> None:
         super().__init__(ctx)
         options = ctx.options
-        check_known(options, OPTIONS, self.name)
-        self.base_url = require(opt_str(options, "base_url", None), "base_url", self.name).rstrip("/")
-        self.model = require(opt_str(options, "model", None), "model", self.name)
-        self.api_key_env = opt_str(options, "api_key_env", None)
-        self.mode = opt_choice(options, "mode", "stateless", ("stateless", "stateful"))
-        self.session_header = opt_str(options, "session_header", None)
-        self.session_field = opt_str(options, "session_field", None)
-        if self.session_field not in (None, "user"):
-            raise ValueError(f"session_field: only 'user' is supported, got {self.session_field!r}")
-        if self.mode == "stateful" and not (self.session_header or self.session_field):
-            raise ValueError("mode: 'stateful' needs session_header or session_field")
-        self.reply_timeout = float(opt_number(options, "reply_timeout", 300.0, 1, 24 * 3600) or 300)
+        with every_problem():  # every bad key named at once
+            check_known(options, OPTIONS, self.name)
+            self.base_url = require(opt_str(options, "base_url", None), "base_url", self.name).rstrip("/")
+            self.model = require(opt_str(options, "model", None), "model", self.name)
+            self.api_key_env = opt_str(options, "api_key_env", None)
+            self.mode = opt_choice(options, "mode", "stateless", ("stateless", "stateful"))
+            self.session_header = opt_str(options, "session_header", None)
+            self.session_field = opt_str(options, "session_field", None)
+            if self.session_field not in (None, "user"):
+                raise ValueError(f"session_field: only 'user' is supported, got {self.session_field!r}")
+            if self.mode == "stateful" and not (self.session_header or self.session_field):
+                raise ValueError("mode: 'stateful' needs session_header or session_field")
+            self.reply_timeout = float(opt_number(options, "reply_timeout", 300.0, 1, 24 * 3600) or 300)
         self.history: list[dict[str, str]] = []
         # stateless: the history (kept with the checkpoint) gains a turn only with its reply;
         # stateful: the endpoint's memory is out of reach

@@ -40,6 +40,10 @@ What OpenClaw 2026.9.6 needs and does (verified headless, no Docker, against the
   ``adapters/openclaw_config.py``). A second gateway on the same state exits with code 78: a gateway left
   running by a killed engine is ended first (``AgentProcess.end_stale``). The gateway renames itself
   ``openclaw-gateway`` (its ``/proc/<pid>/cmdline``).
+- Stopping: on SIGTERM with a turn in flight the gateway drains it first (up to 315 s), its process alive, the
+  turn's HTTP request held open and ``/readyz`` answering 503 ``{"ready": false, "failing":
+  ["gateway-draining"]}``; killed, its connections close a moment before its exit can be seen. An error says
+  which (``server_state``, ``LocalAgentAdapter.agent_state``), never "is running" for a gateway that is gone.
 """
 
 from __future__ import annotations
@@ -69,7 +73,7 @@ from adapters.openclaw_config import (
 )
 from adapters.openclaw_session import session_of
 from adapters.openclaw_transcript import TRANSCRIPT_DB, compaction_rows, tokens_of
-from adapters.options import check_known
+from adapters.options import check_known, every_problem
 from adapters.ports import free_port, port_is_free
 
 GATEWAY_TITLE = "openclaw-gateway"  # the process title the gateway gives itself (its /proc cmdline)
@@ -82,6 +86,7 @@ class OpenClawAdapter(LocalAgentAdapter):
 
     name = "openclaw"
     default_start_timeout = 180.0
+    server_label = "the gateway"
 
     @classmethod
     def install(cls) -> None:
@@ -89,10 +94,10 @@ class OpenClawAdapter(LocalAgentAdapter):
         install_openclaw()
 
     def __init__(self, ctx: AdapterContext) -> None:
-        super().__init__(ctx)
-        options = ctx.options
-        check_known(options, COMMON_OPTIONS | OPTIONS, self.name)
-        self.settings = OpenClawSettings.from_options(options)
+        with every_problem():  # one ValueError naming every bad run key
+            check_known(ctx.options, COMMON_OPTIONS | OPTIONS, self.name)
+            super().__init__(ctx)
+            self.settings = OpenClawSettings.from_options(ctx.options)
         self.home = self.agent_dir / "home"
         self.workspace = self.home / "workspace"
         self.log_path = self.home / "openclaw.log"
@@ -159,9 +164,7 @@ class OpenClawAdapter(LocalAgentAdapter):
                     "a message",
                 )
         except httpx.HTTPError as exc:
-            raise AdapterError(
-                f"openclaw: chat request failed: {exc!r}; {self.process.describe_exit()}"
-            ) from None
+            raise await self.request_failed("chat request", exc) from None
         self.record_reply(self.read_chat_reply(response, "choices", 0, "message", "content"))
 
     async def session_messages(self) -> list[tuple[str, str]] | None:
@@ -311,6 +314,26 @@ class OpenClawAdapter(LocalAgentAdapter):
             output = (result.stdout + result.stderr).strip().splitlines()[-8:]
             raise AdapterError("openclaw: `setup --baseline` failed:\n" + "\n".join(output))
         (self.workspace / "BOOTSTRAP.md").unlink(missing_ok=True)
+
+    async def server_state(self) -> str | None:
+        """The gateway's own word (``/readyz``): None when ready; ``is stopping or restarting`` while it drains
+        its work (a SIGTERM, an in-process restart); else what keeps it from being ready."""
+        response = await self.probe(f"http://127.0.0.1:{self.port}/readyz")
+        if isinstance(response, str):
+            return response
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        body = body if isinstance(body, dict) else {}
+        if response.status_code == 200 and body.get("ready") is True:
+            return None
+        failing = body.get("failing")
+        why = ", ".join(str(item) for item in failing) if isinstance(failing, list) and failing else ""
+        readyz = f"/readyz: HTTP {response.status_code}, not ready" + (f": {why}" if why else "")
+        if "draining" in why or "restart" in why:
+            return f"is stopping or restarting ({readyz})"
+        return f"is not ready ({readyz})"
 
     async def _ready(self) -> bool:
         async with httpx.AsyncClient(timeout=3) as client:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adapters.options import opt_bool, opt_flags, opt_number, opt_str
+from adapters.options import opt_bool, opt_flags, opt_number, opt_str, problem
 
 OPTIONS = {
     "openclaw_context_window",
@@ -60,7 +60,9 @@ class OpenClawSettings:
         memory_flush = opt_bool(options, "openclaw_memory_flush", True)
         heartbeat = opt_str(options, "openclaw_heartbeat", "0m") or "0m"
         if not re.fullmatch(r"\d+[smh]", heartbeat):
-            raise ValueError(f"openclaw_heartbeat: a duration like '0m' (off) or '30m', got {heartbeat!r}")
+            heartbeat = problem(
+                f"openclaw_heartbeat: a duration like '0m' (off) or '30m', got {heartbeat!r}", "0m"
+            )
         dreaming = opt_bool(options, "openclaw_dreaming", False)
         host_tools = opt_flags(options, "openclaw_host_tools", HOST_TOOLS, False)
         return cls(context_window, compaction, keep_recent, memory_flush, heartbeat, dreaming, host_tools)

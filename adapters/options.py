@@ -1,23 +1,62 @@
 """Run keys for adapters: the checks every adapter uses to validate ``ctx.options``.
 
 A run's keys that the engine does not consume are handed to its adapter (SPEC §5). An adapter checks them all
-in ``__init__``: ``check_known`` first, then one ``opt_*`` call per key. Every error is a ``ValueError`` whose
+in ``__init__``: ``check_known`` first, then one ``opt_*`` call per key. Every problem is a ``ValueError`` whose
 message starts with the key (``reply_timeout: must be between 1 and 86400, got 0``); the engine prefixes
 ``runs.<id>:`` and shows it as a one-line reason the run cannot start.
+
+Inside ``with every_problem():`` (around an adapter's whole ``__init__``) a check does not raise: it notes its
+problem and returns the default, so the next keys are checked too, and the block ends with one ``ValueError``
+naming every bad key, ``; `` between them (``a: …; b: …``). Outside such a block the first problem raises.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+_PROBLEMS: ContextVar[list[str] | None] = ContextVar("run_key_problems", default=None)
+
+
+@contextmanager
+def every_problem() -> Iterator[None]:
+    """Check run keys all at once: the block's problems are collected and raised together at its end, as one
+    ``ValueError`` (a ``ValueError`` the block raises itself is the last one named). Nested: one block."""
+    if _PROBLEMS.get() is not None:
+        yield
+        return
+    found: list[str] = []
+    token = _PROBLEMS.set(found)
+    try:
+        yield
+    except ValueError as exc:
+        found.append(str(exc))
+    finally:
+        _PROBLEMS.reset(token)
+    if found:
+        raise ValueError("; ".join(dict.fromkeys(found)))
+
+
+def problem(message: str, fallback: T) -> T:
+    """A run key's problem (``message`` starts with the key): raised, or noted inside ``every_problem``, in
+    which case ``fallback`` is returned for the check to go on."""
+    found = _PROBLEMS.get()
+    if found is None:
+        raise ValueError(message)
+    found.append(message)
+    return fallback
 
 
 def check_known(options: dict[str, Any], allowed: Iterable[str], agent: str) -> None:
-    """Raise ValueError naming the first option that ``agent`` does not know."""
+    """A problem naming every option that ``agent`` does not know."""
     known = set(allowed)
-    for key in options:
-        if key not in known:
-            raise ValueError(f"{key}: unknown option for agent {agent!r} (known: {', '.join(sorted(known))})")
+    unknown = [key for key in options if key not in known]
+    if unknown:
+        what = "unknown option" if len(unknown) == 1 else "unknown options"
+        problem(f"{', '.join(unknown)}: {what} for agent {agent!r} (known: {', '.join(sorted(known))})", None)
 
 
 def opt_number(
@@ -32,9 +71,9 @@ def opt_number(
         or not isinstance(value, (int, float))
         or (integer and not isinstance(value, int))
     ):
-        raise ValueError(f"{key}: must be {'an integer' if integer else 'a number'}, got {value!r}")
+        return problem(f"{key}: must be {'an integer' if integer else 'a number'}, got {value!r}", default)
     if not low <= value <= high:
-        raise ValueError(f"{key}: must be between {low:g} and {high:g}, got {value!r}")
+        return problem(f"{key}: must be between {low:g} and {high:g}, got {value!r}", default)
     return value
 
 
@@ -42,7 +81,7 @@ def opt_bool(options: dict[str, Any], key: str, default: bool) -> bool:
     """``true`` or ``false``, or ``default`` when absent."""
     value = options.get(key, default)
     if not isinstance(value, bool):
-        raise ValueError(f"{key}: must be true or false, got {value!r}")
+        return problem(f"{key}: must be true or false, got {value!r}", default)
     return value
 
 
@@ -50,7 +89,9 @@ def opt_str(options: dict[str, Any], key: str, default: str | None, allow_empty:
     """A string (non-blank unless ``allow_empty``), or ``default`` when absent."""
     value = options.get(key, default)
     if value is not None and (not isinstance(value, str) or not (allow_empty or value.strip())):
-        raise ValueError(f"{key}: must be a {'' if allow_empty else 'non-empty '}string, got {value!r}")
+        return problem(
+            f"{key}: must be a {'' if allow_empty else 'non-empty '}string, got {value!r}", default
+        )
     return value
 
 
@@ -59,14 +100,14 @@ def opt_choice(options: dict[str, Any], key: str, default: str, choices: Iterabl
     allowed = list(choices)
     value = options.get(key, default)
     if value not in allowed:
-        raise ValueError(f"{key}: must be {' or '.join(repr(c) for c in allowed)}, got {value!r}")
+        return problem(f"{key}: must be {' or '.join(repr(c) for c in allowed)}, got {value!r}", default)
     return str(value)
 
 
 def require(value: str | None, key: str, agent: str) -> str:
-    """``value`` of a required option; ValueError naming the key when it was not given."""
+    """``value`` of a required option; a problem naming the key when it was not given."""
     if value is None:
-        raise ValueError(f"{key}: required for agent {agent!r}")
+        return problem(f"{key}: required for agent {agent!r}", "")
     return value
 
 
@@ -80,6 +121,5 @@ def opt_flags(
         return frozenset(allowed) if value else frozenset()
     if isinstance(value, list) and all(isinstance(item, str) and item in allowed for item in value):
         return frozenset(value)
-    raise ValueError(
-        f"{key}: must be true, false or a list of {', '.join(repr(c) for c in allowed)}, got {value!r}"
-    )
+    message = f"{key}: must be true, false or a list of {', '.join(repr(c) for c in allowed)}, got {value!r}"
+    return problem(message, frozenset(allowed) if default else frozenset())

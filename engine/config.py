@@ -6,6 +6,7 @@ import difflib
 import re
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import json5
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -57,6 +58,28 @@ class ModelSpec(_Strict):
     )  # scripted models only: seconds slept per call (benchmarks of the engine)
     # a price changes nothing a run does: left out of dumps, so config hashes stay as they were
     price: Price | None = Field(default=None, exclude=True)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        """An http(s) URL with a host: anything else would only fail at the first call, after every retry."""
+        if value is not None and not is_http_url(value):
+            raise ValueError(
+                f'must be an http(s) URL with a host (like "http://127.0.0.1:8000/v1"), got {value!r}'
+            )
+        return value
+
+
+def is_http_url(text: str) -> bool:
+    """Whether ``text`` is an ``http://`` or ``https://`` URL naming a host (and a valid port, if any)."""
+    if not text or any(char.isspace() for char in text):
+        return False
+    try:
+        parts = urlsplit(text)
+        _ = parts.port  # a port out of range or not a number raises ValueError
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
 class PersonaConfig(_Strict):
@@ -185,6 +208,12 @@ def _key_path(loc: tuple[Any, ...]) -> str:
     return ".".join(str(part) for part in loc if part not in ("function-after",)) or "(top level)"
 
 
+def _message(error: Any) -> str:
+    """An error's message; a validator's own ``ValueError`` without pydantic's "Value error, " prefix."""
+    cause = (error.get("ctx") or {}).get("error")
+    return str(cause) if error.get("type") == "value_error" and cause is not None else str(error["msg"])
+
+
 def parse_config(
     text: str,
     source: str = "config.jsonc",
@@ -192,7 +221,7 @@ def parse_config(
     repeats: dict[str, int] | None = None,
 ) -> Config:
     """The config in ``text``, its repeats and ``matrices`` expanded (``repeats`` overrides those of the named
-    runs or matrices); ``ConfigError`` names the key path of the first problem."""
+    runs or matrices); ``ConfigError`` names the key path of every problem, on one line (``; `` between them)."""
     try:
         raw = json5.loads(text)
     except ValueError as exc:
@@ -206,9 +235,8 @@ def parse_config(
     try:
         config = Config.model_validate(expansion.raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = _key_path(expansion.declared(first["loc"]))
-        raise ConfigError(f"{source}: {where}: {first['msg']}") from None
+        problems = [f"{_key_path(expansion.declared(e['loc']))}: {_message(e)}" for e in exc.errors()]
+        raise ConfigError(f"{source}: " + "; ".join(dict.fromkeys(problems))) from None
     config.groups = expansion.groups
     config.repeat_overrides = dict(repeats or {})
     if base_dir is not None:

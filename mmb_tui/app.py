@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from mmb_tui.file_watch import watch_paths
 from mmb_tui.screens.confirm_screen import ConfirmScreen
 from mmb_tui.screens.help_screen import HelpScreen, HelpSection
 from mmb_tui.screens.main_screen import MainScreen
-from mmb_tui.tui_logging import attach_file_log, detach_file_log
+from mmb_tui.tui_logging import attach_file_log, detach_file_log, watch_log_failures
 from mmb_tui.view_format import IN_FLIGHT
 
 log = logging.getLogger(__name__)
@@ -137,6 +137,7 @@ class MmbApp(App[None]):
         self._quitting = False
         self.detached = ""  # why the screen was let go while the runs play on: "key", "hang-up"
         self._observer = _AppObserver(self)
+        self._unwatch_log: Callable[[], None] | None = None
 
     def get_default_screen(self) -> MainScreen:
         return self.main
@@ -144,6 +145,10 @@ class MmbApp(App[None]):
     def on_mount(self) -> None:
         self.loop_thread = threading.get_ident()
         attach_file_log(self.results_dir / "mmb-tui.log")
+        loop = asyncio.get_running_loop()
+        self._unwatch_log = watch_log_failures(
+            lambda text: loop.call_soon_threadsafe(self.log_not_written, text)
+        )
         self.engine.add_observer(self._observer)
         if self.watch_files:
             self.run_worker(self._watch(), name="watch files", group="watch", exit_on_error=False)
@@ -152,7 +157,13 @@ class MmbApp(App[None]):
 
     def on_unmount(self) -> None:
         self._stop_watching.set()
+        if self._unwatch_log is not None:
+            self._unwatch_log()
         detach_file_log()
+
+    def log_not_written(self, text: str) -> None:
+        """The log file cannot be written (a full disk): said once; never a traceback on the screen."""
+        self.notify(text, title="Log not written", severity="warning", timeout=20)
 
     def engine_event(self, run_id: str, event: Event) -> None:
         if self.main.is_mounted:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
+import contextlib
 import sys
 from pathlib import Path
 
 from engine.config import Config, ConfigError, load_config
+from mmb_tui.tui_logging import file_log
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -40,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("benchmarks", nargs="*", metavar="BENCH", help="benchmark folders (default: all)")
     validate.add_argument("--config", default=argparse.SUPPRESS)
     compare = sub.add_parser(
-        "compare", help="runs, repeats and matrices side by side: mean ± 95% CI, pass^k, coverage, cost"
+        "compare", help="runs, repeats and matrices side by side: mean ± 95%% CI, pass^k, coverage, cost"
     )
     compare.add_argument("names", nargs="+", metavar="RUN-OR-GROUP")
     compare.add_argument("--csv", type=Path, metavar="FILE", help="also write the figures as CSV")
@@ -82,17 +83,18 @@ def _config(path: str) -> Config:
     return load_config(Path(path))
 
 
-def _log_to_file(config: Config) -> None:
+def _log_path(config: Config) -> Path:
+    """``results/mmb-tui.log``, its folder made (a failure to make it is one the log counts, not a crash)."""
     results = config.results_path()
-    results.mkdir(parents=True, exist_ok=True)
-    logging.basicConfig(
-        filename=results / "mmb-tui.log",
-        level=logging.INFO,
-        format="%(asctime)s %(name)s %(levelname)s %(message)s",
-    )
+    with contextlib.suppress(OSError):
+        results.mkdir(parents=True, exist_ok=True)
+    return results / "mmb-tui.log"
 
 
 def main(argv: list[str] | None = None) -> int:
+    from engine.run.lock import private_umask
+
+    private_umask()  # all it and its agents write (results/, mmb-tui.log) is 0600/0700
     args = _parser().parse_args(argv)
     if args.detach and args.command != "run":
         print(
@@ -160,14 +162,14 @@ def main(argv: list[str] | None = None) -> int:
                 from mmb_tui.session import detach_runs
 
                 return detach_runs(config, Path(args.config), run_ids)
-            _log_to_file(config)
-            if args.headless:
-                from mmb_tui.headless import run_headless
+            with file_log(_log_path(config)):
+                if args.headless:
+                    from mmb_tui.headless import run_headless
 
-                return asyncio.run(run_headless(config, run_ids))
-            return _run_app(config, Path(args.config), start=run_ids)
-        _log_to_file(config)
-        return _run_app(config, Path(args.config), start=[])
+                    return asyncio.run(run_headless(config, run_ids))
+                return _run_app(config, Path(args.config), start=run_ids)
+        with file_log(_log_path(config)):
+            return _run_app(config, Path(args.config), start=[])
     except ConfigError as exc:
         print(str(exc), file=sys.stderr)
         return 2

@@ -6,6 +6,11 @@ logging to ``results/mmb-tui.log``; another ``mmb-tui`` over the same ``results/
 lock names this process, ``engine/placement/remote.py`` serves each run). ``d`` in the app hands its runs over to a
 background process (stopped at their last checkpoint, resumed there at once) and gives the prompt back.
 ``mmb-tui run RUN… --detach`` starts runs in a background process of their own from the start.
+
+A hang-up is seen with or without its SIGHUP (a terminal whose other side closed reports it: polled twice a
+second), so an app playing nothing leaves at once instead of outliving its terminal. SIGTERM stops the runs
+at their last checkpoint and ends the process (exit 130, as a headless run stopped by a signal), in the app as
+after a hang-up.
 """
 
 from __future__ import annotations
@@ -13,10 +18,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import select
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from engine.config import Config
@@ -24,6 +31,9 @@ from engine.placement.scheduler import Scheduler
 from engine.run.lock import owner_of
 
 DETACH_START_SECONDS = 30  # for the background process to take its runs' locks
+TERMINAL_CHECK_SECONDS = 0.5  # how often the app looks whether its terminal is still there
+STOPPED_EXIT = 130  # SIGTERM: as a headless run stopped by a signal (``mmb_tui/headless.py``)
+HUNG_UP = select.POLLHUP | select.POLLERR | select.POLLNVAL
 
 log = logging.getLogger(__name__)
 
@@ -39,37 +49,90 @@ def _let_go_of_the_terminal() -> None:
     os.close(null)
 
 
+def terminal_fds() -> list[int]:
+    """Standard input and output when they are a terminal (asked while it is there: a hung-up one is not)."""
+    return [fd for fd in (0, 1) if os.isatty(fd)]
+
+
+def terminal_gone(fds: list[int]) -> bool:
+    """Whether the terminal on ``fds`` has hung up: its other side closed (a killed tmux pane, an SSH drop),
+    whether or not a SIGHUP came with it."""
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)  # a hang-up, an error, a closed fd are reported whatever is asked
+    return any(mask & HUNG_UP for _fd, mask in poller.poll(0))
+
+
+async def _watch_terminal(fds: list[int], hang_up: Callable[[str], None]) -> None:
+    """Call ``hang_up`` once the terminal is gone (checked every ``TERMINAL_CHECK_SECONDS``)."""
+    while not terminal_gone(fds):
+        await asyncio.sleep(TERMINAL_CHECK_SECONDS)
+    hang_up("it hung up; no SIGHUP came")
+
+
 async def play_app(scheduler: Scheduler, config_path: Path, start: list[str]) -> int:
-    """Run the app over ``scheduler``; when it is left by a hang-up or a detach, play on headless."""
+    """Run the app over ``scheduler``; when it is left by a hang-up or a detach, play on headless; SIGTERM
+    stops its runs cleanly and ends it."""
     from mmb_tui.app import make_app
 
     app = make_app(scheduler, config_path, start=start)
     loop = asyncio.get_running_loop()
+    terminated: list[asyncio.Task[None]] = []
 
-    def hang_up() -> None:
-        log.warning("the terminal went away (SIGHUP): the runs go on headless")
+    def hang_up(why: str = "SIGHUP") -> None:
+        if app.detached or terminated:
+            return
+        log.warning("the terminal went away (%s): the runs go on headless", why)
         app.detached = "hang-up"
         _let_go_of_the_terminal()
         app.exit()
 
+    def terminate() -> None:
+        if not terminated and not app.detached:
+            log.warning("SIGTERM: the runs stop at their last checkpoint, the app ends")
+            terminated.append(asyncio.ensure_future(app.stop_and_exit()))
+
     loop.add_signal_handler(signal.SIGHUP, hang_up)
+    loop.add_signal_handler(signal.SIGTERM, terminate)
+    watcher = asyncio.ensure_future(_watch_terminal(terminal_fds(), hang_up))
     try:
         await app.run_async()
     finally:
+        watcher.cancel()
         loop.remove_signal_handler(signal.SIGHUP)
+        loop.remove_signal_handler(signal.SIGTERM)
+    if terminated:
+        await asyncio.gather(*terminated, return_exceptions=True)
+        return STOPPED_EXIT
     if not app.detached:
         return 0
     playing = [run_id for run_id in scheduler.run_ids() if scheduler.running(run_id)]
     if app.detached == "key":
         return await _hand_over(scheduler, config_path, playing)
+    return await _play_on_headless(scheduler, playing)
+
+
+async def _play_on_headless(scheduler: Scheduler, playing: list[str]) -> int:
+    """After a hang-up: the runs play to their ends (SIGTERM stops them at their last checkpoint), then the
+    process leaves at once."""
     log.info("playing on headless after a hang-up: %s", ", ".join(playing) or "nothing")
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # the terminal may go later too
+    stopped: list[asyncio.Task[None]] = []
+
+    def terminate() -> None:
+        if not stopped:
+            log.warning("SIGTERM: the headless runs stop at their last checkpoint")
+            stopped.append(asyncio.ensure_future(scheduler.stop_all()))
+
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminate)
     ended = await scheduler.wait(playing) if playing else {}
+    if stopped:
+        await asyncio.gather(*stopped, return_exceptions=True)
     log.info("headless runs ended: %s", ended)
     # every run has ended and saved; leave now: a reader thread of the old screen may still block on the
     # (gone) terminal, and waiting for it at interpreter exit would keep this process alive
     logging.shutdown()
-    os._exit(0)
+    os._exit(STOPPED_EXIT if stopped else 0)
 
 
 async def _hand_over(scheduler: Scheduler, config_path: Path, playing: list[str]) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,18 @@ ROOT = Path(__file__).resolve().parent.parent
 TEST_BENCHMARKS = ROOT / "tests" / "benchmarks"
 FORGETFUL = "fixture_agents:ForgetfulAgent"
 """The in-process test agent (``tests/fixture_agents.py``) as a config names it."""
+TIME_FACTOR_ENV = "MMB_TEST_TIME_FACTOR"
+
+
+def scaled(seconds: float) -> float:
+    """A test's wait of ``seconds`` on a quiet machine, as long as a loaded one may need: times
+    ``$MMB_TEST_TIME_FACTOR`` (default 3; CI runs on the developer's machine, not always a quiet one)."""
+    raw = os.environ.get(TIME_FACTOR_ENV, "").strip()
+    try:
+        factor = float(raw) if raw else 3.0
+    except ValueError:
+        raise ValueError(f"{TIME_FACTOR_ENV}: must be a number, got {raw!r}") from None
+    return seconds * max(factor, 1.0)
 
 
 def make_config(

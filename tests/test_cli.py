@@ -1,18 +1,57 @@
-"""The command line: the demo headless, validation, reports, config errors."""
+"""The command line: the help of every command, the demo headless, validation, reports, config errors."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import json5
 import pytest
 
 from engine.config import ConfigError, parse_config
-from mmb_tui.cli import main
+from mmb_tui.cli import _parser, main
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command line's words before ``--help``: the program's, and each subcommand's (at any depth), as
+    the parser declares them."""
+    found = [path]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += _commands(sub, (*path, name))
+    return found
+
+
+@pytest.mark.parametrize("command", _commands(_parser()), ids=lambda c: " ".join(("mmb-tui", *c)))
+def test_help_works_for_the_program_and_every_command(
+    command: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as leaving:
+        main([*command, "--help"])
+    assert leaving.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: mmb-tui") and "--config" in out
+
+
+def test_the_help_lists_every_command_and_the_program_prints_it() -> None:
+    commands = [c[0] for c in _commands(_parser()) if len(c) == 1]
+    assert len(commands) >= 7  # run, validate, compare, report, judge-eval, regrade, serve-scripted
+    done = subprocess.run(
+        [sys.executable, "-m", "mmb_tui.cli", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and done.stderr == ""
+    assert all(command in done.stdout for command in commands) and "95%" in done.stdout
 
 
 def _demo_config(tmp_path: Path) -> Path:

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from engine_helpers import FORGETFUL, TEST_BENCHMARKS, events, fast, kinds, make_config
+from engine_helpers import FORGETFUL, TEST_BENCHMARKS, events, fast, kinds, make_config, scaled
 
 from engine.commands import AddFact, EditFact, NewSession, NextPhase, Pause, PersonaNote, Resume
 from engine.config import BuildError
@@ -17,7 +17,7 @@ from engine.run.build import build_run
 
 
 async def _until(predicate, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
-    async with asyncio.timeout(timeout):
+    async with asyncio.timeout(scaled(timeout)):
         while not predicate():
             await asyncio.sleep(0.005)
 

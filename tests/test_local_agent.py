@@ -3,6 +3,9 @@ an agent's session (``adapters/local_agent.py``). The real agents are exercised 
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,7 @@ from adapters.base import AdapterContext
 from adapters.hermes import HermesAdapter
 from adapters.local_agent import delivery_in
 from adapters.openclaw import session_of
+from adapters.ports import free_port
 from engine.clock import Clock
 
 
@@ -86,3 +90,28 @@ def test_openclaws_own_recovery_note_does_not_hide_a_message_it_answered() -> No
         "My gym locker is number 212.",
     )
     assert delivery_in(session_of(history[:2]), "What is my gym locker number?") == ("unanswered", None)
+
+
+async def test_the_agent_state_says_what_is_true_of_a_process_and_its_server(tmp_path: Path) -> None:
+    # issue 23, finding 10: an error said "<agent> is running" of a gateway that was gone or not answering
+    ctx = AdapterContext("r", tmp_path, {}, Clock(), lambda name: None)  # type: ignore[arg-type,return-value]
+    adapter = HermesAdapter(ctx)  # its "gateway": a sleeping process, its /health never listening
+    adapter.port = free_port()
+    umask = os.umask(0o022)
+    os.umask(umask)
+    command = [sys.executable, "-c", "import time; time.sleep(600)"]
+    adapter.process.start(command, {"PATH": os.defpath}, tmp_path)
+    try:
+        state = await adapter.agent_state()
+        assert f"the gateway is down: nothing listens at http://127.0.0.1:{adapter.port}/health" in state
+        assert f"though its process (pid {adapter.process.pid}) still runs" in state
+        assert adapter.process.pid is not None
+        os.killpg(adapter.process.pid, signal.SIGKILL)
+        error = await adapter.request_failed("chat request", ConnectionResetError("reset"))
+        assert "hermes: chat request failed: ConnectionResetError('reset'); the gateway is down: " in str(
+            error
+        )
+        assert "hermes agent exited with code -9" in str(error) and "is running" not in str(error)
+    finally:
+        await adapter.close()
+        os.umask(umask)  # the agent's start set this process's own (``PrivateAgentProcess``)

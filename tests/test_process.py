@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from engine_helpers import scaled
 
 from adapters.agent_pid import (
     end_stale,
@@ -62,7 +63,7 @@ time.sleep(600)
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + scaled(timeout)
     while not condition():
         if time.monotonic() > deadline:
             return False

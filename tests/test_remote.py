@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import stat
 import subprocess
 import sys
 import time
@@ -137,7 +139,9 @@ async def test_two_viewers_at_once_and_one_that_goes_away(tmp_path: Path) -> Non
         for scheduler in (first, second):
             scheduler.view("r")  # attaches
         run_dir = tmp_path / "results" / "r"
-        quitter = RemoteRun("r", socket_path(run_dir), run_dir / "transcript.jsonl", lambda *_: None)
+        path = owner_socket(run_dir)
+        assert path is not None
+        quitter = RemoteRun("r", path, run_dir / "transcript.jsonl", lambda *_: None)
         await until(lambda: len(seen_first.events) >= 2 and len(seen_second.events) >= 2)
         await quitter.aclose()  # a viewer that goes away
         await until(lambda: owner.poll() is not None, timeout=120)
@@ -186,7 +190,9 @@ async def test_the_protocol_refuses_what_it_does_not_know_and_a_dead_owner_leave
 ) -> None:
     config_path = _config(tmp_path, latency=0.2)
     with played_elsewhere(config_path) as owner:
-        reader, writer = await asyncio.open_unix_connection(str(socket_path(tmp_path / "results" / "r")))
+        path = owner_socket(tmp_path / "results" / "r")
+        assert path is not None
+        reader, writer = await asyncio.open_unix_connection(str(path))
 
         async def ask(line: bytes) -> dict[str, object]:
             writer.write(line + b"\n")
@@ -213,11 +219,26 @@ async def test_the_protocol_refuses_what_it_does_not_know_and_a_dead_owner_leave
         await scheduler.stop_all()
 
 
-def test_a_long_results_path_puts_the_socket_in_the_temp_folder(tmp_path: Path) -> None:
+async def test_the_socket_is_in_the_run_folder_else_in_a_private_folder_of_its_own(tmp_path: Path) -> None:
+    """A path too long for ``AF_UNIX``: a new 0700 folder of a random name, removed with the socket (the rest
+    of it, and a viewer's checks: ``tests/test_permissions.py``)."""
     assert socket_path(tmp_path / "r") == tmp_path.resolve() / "r" / "control.sock"
-    deep = tmp_path / ("d" * 120) / "r"
-    path = socket_path(deep)
-    assert len(str(path)) <= MAX_SOCKET_PATH and path.name.startswith("mmb-") and path == socket_path(deep)
+    view = RunView(run_id="r", benchmark="b", agent="a")
+
+    async def command(_: Command) -> CommandResult:
+        return CommandResult(ok=True, message="done")
+
+    deep = tmp_path / ("d" * 120)
+    deep.mkdir(mode=0o700)
+    servers = [ControlServer(socket_path(deep), lambda: view, command) for _ in range(2)]
+    for server in servers:
+        await server.start()
+    first, second = (server.path for server in servers)
+    assert first != second and len(os.fsencode(first)) <= MAX_SOCKET_PATH
+    assert first.parent.name.startswith("mmb-") and stat.S_IMODE(first.parent.stat().st_mode) == 0o700
+    for server in servers:
+        await server.close()
+    assert not first.parent.exists() and not second.parent.exists()
 
 
 async def test_the_app_shows_the_events_of_a_run_played_elsewhere(tmp_path: Path) -> None:

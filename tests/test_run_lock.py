@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -16,7 +19,7 @@ from engine_helpers import FORGETFUL, ROOT, make_config
 from engine.config import BuildError
 from engine.placement.scheduler import Scheduler
 from engine.run.build import build_run
-from engine.run.lock import LOCK_NAME, RunLock, owner_of
+from engine.run.lock import LOCK_NAME, SOCKET_FOLDER_PREFIX, RunLock, owner_of
 from engine.transcript import read_events
 
 HOLDER = """
@@ -108,3 +111,43 @@ def test_two_headless_starts_at_once_the_second_exits_naming_the_owner(tmp_path:
     assert f"being played by pid {first.pid}" in second.stdout + second.stderr
     numbers = [e.n for e in read_events(tmp_path / "results" / "demo" / "transcript.jsonl")]
     assert numbers == list(range(len(numbers)))  # one writer: no duplicated event numbers
+
+
+def test_a_run_folder_left_open_by_an_older_version_is_made_private_when_taken(tmp_path: Path) -> None:
+    """Results of a version that wrote 0644 files in 0755 folders: the next start closes them to others (the
+    run's folder and everything in it; the results folder itself). What lies outside is not touched."""
+    results = tmp_path / "results"
+    run_dir = results / "r"
+    (run_dir / "agent" / "home").mkdir(parents=True)
+    for name in ("transcript.jsonl", "journal.1.jsonl", "agent/process.log", "agent/home/MEMORY.md"):
+        (run_dir / name).write_text("conversation")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not the run's")
+    (run_dir / "link").symlink_to(outside)
+    for path in [results, *results.rglob("*"), outside]:
+        if not path.is_symlink():
+            path.chmod(0o755 if path.is_dir() else 0o644)
+    lock = RunLock(run_dir, "tui")
+    lock.acquire()
+    lock.release()
+    for path in [results, *results.rglob("*")]:
+        if not path.is_symlink():
+            assert stat.S_IMODE(path.stat().st_mode) == (0o700 if path.is_dir() else 0o600), path
+    assert stat.S_IMODE(outside.stat().st_mode) == 0o644  # a symlink is not followed
+
+
+def test_the_private_socket_folder_of_a_killed_owner_is_removed_by_the_next(tmp_path: Path) -> None:
+    run_dir = tmp_path / "results" / "r"
+    holder = hold_lock(run_dir)
+    folder = Path(tempfile.mkdtemp(prefix=SOCKET_FOLDER_PREFIX))  # as a control server makes it
+    left = socket.socket(socket.AF_UNIX)
+    left.bind(str(folder / "control.sock"))
+    info = json.loads((run_dir / LOCK_NAME).read_text())
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    (run_dir / LOCK_NAME).write_text(json.dumps({**info, "socket": str(folder / "control.sock")}))
+    lock = RunLock(run_dir, "tui")
+    lock.acquire()
+    lock.release()
+    left.close()
+    assert not folder.exists()

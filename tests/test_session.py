@@ -1,10 +1,12 @@
-"""Runs outlive the terminal: a hang-up of the app's terminal, and `run --detach`, leave the runs playing."""
+"""Runs outlive the terminal: a hang-up of the app's terminal, and `run --detach`, leave the runs playing; an
+app playing nothing leaves at once when its terminal goes (with a SIGHUP or without); SIGTERM stops its runs."""
 
 from __future__ import annotations
 
 import json
 import os
 import pty
+import select
 import signal
 import subprocess
 import sys
@@ -12,6 +14,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from tui_fakes import Scene
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,12 +58,15 @@ def _report(tmp_path: Path) -> str:
     return path.read_text() if path.exists() else ""
 
 
-def _app_in_a_terminal(config: Path) -> tuple[subprocess.Popen[bytes], int]:
-    """``mmb-tui run demo`` in a pseudo-terminal of its own; returns the process and the terminal's side."""
+def _app_in_a_terminal(
+    config: Path, command: tuple[str, ...] = ("run", "demo")
+) -> tuple[subprocess.Popen[bytes], int]:
+    """``mmb-tui run demo`` (or ``command``) in a pseudo-terminal of its own; returns the process and the
+    terminal's side."""
     master, slave = pty.openpty()
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "100", "LINES": "30"}
     app = subprocess.Popen(
-        [sys.executable, "-m", "mmb_tui.cli", "--config", str(config), "run", "demo"],
+        [sys.executable, "-m", "mmb_tui.cli", "--config", str(config), *command],
         cwd=ROOT,
         stdin=slave,
         stdout=slave,
@@ -143,3 +149,134 @@ async def test_d_lets_go_of_the_screen_without_stopping_the_runs(scene: Scene) -
         await pilot.pause()
     assert app.detached == "key" and not app.is_running
     assert scene.engine.stop_all_calls == 0  # the runs play on in this process
+
+
+PATIENCE = 180  # seconds, polled: a quiet machine never waits for it
+AT_ONCE = 60  # seconds: "at once" on a loaded machine; what it replaces was minutes, or never
+
+
+class _Terminal:
+    """The terminal's side of the app's pty, read as a terminal reads (a full pty would stall the app's
+    screen), until it is closed: then the app's terminal has hung up."""
+
+    def __init__(self, master: int) -> None:
+        self.master = master
+        self.received = 0
+        self._closing = threading.Event()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        while not self._closing.is_set():
+            if select.select([self.master], [], [], 0.1)[0]:
+                try:
+                    data = os.read(self.master, 65536)
+                except OSError:
+                    return
+                if not data:
+                    return
+                self.received += len(data)
+
+    def close(self) -> None:
+        """The terminal goes away (a killed tmux pane): closed once nothing reads it any more."""
+        self._closing.set()
+        self._reader.join()
+        os.close(self.master)
+
+
+def _log(tmp_path: Path) -> str:
+    path = tmp_path / "results" / "mmb-tui.log"
+    return path.read_text() if path.exists() else ""
+
+
+@pytest.mark.parametrize("sighup", [True, False], ids=["with a SIGHUP", "without a SIGHUP"])
+def test_an_app_playing_nothing_leaves_at_once_when_its_terminal_goes(tmp_path: Path, sighup: bool) -> None:
+    config = _config(tmp_path, latency=0.05)
+    app, master = _app_in_a_terminal(config, command=())  # the app, no run started
+    terminal = _Terminal(master)
+    try:
+        _wait_for(lambda: terminal.received > 4000, PATIENCE, "the app to draw its screen")
+        terminal.close()
+        if sighup:
+            app.send_signal(signal.SIGHUP)  # without it: a terminal whose process is not its session leader
+        assert app.wait(timeout=AT_ONCE) == 0
+    finally:
+        app.kill()
+        app.wait()
+    log = _log(tmp_path)
+    assert ("(SIGHUP)" if sighup else "no SIGHUP came") in log
+    assert "playing on headless after a hang-up: nothing" in log
+    assert not (tmp_path / "results" / "demo").exists()  # nothing was played
+
+
+def test_sigterm_stops_the_apps_runs_at_their_checkpoint_and_ends_it(tmp_path: Path) -> None:
+    from engine.run.lock import owner_info, owner_of
+
+    config = _config(tmp_path, latency=0.2)
+    run_dir = tmp_path / "results" / "demo"
+    app, master = _app_in_a_terminal(config)
+    terminal = _Terminal(master)
+    try:
+        _wait_for(lambda: _events(tmp_path) > 8, PATIENCE, "the run to get going in the app")
+        _wait_for(lambda: (owner_info(run_dir) or {}).get("socket"), PATIENCE, "its control socket")
+        socket = Path(str((owner_info(run_dir) or {})["socket"]))
+        app.send_signal(signal.SIGTERM)
+        assert app.wait(timeout=PATIENCE) == 130  # as a headless run stopped by a signal
+    finally:
+        app.kill()
+        app.wait()
+        terminal.close()
+    state = json.loads((run_dir / "state.json").read_text())
+    assert (state["status"], state["reason"], state["finished"]) == ("idle", "stopped", False)
+    assert not socket.exists() and owner_of(run_dir) == ""
+    assert "SIGTERM" in _log(tmp_path)
+
+
+def test_runs_played_on_after_the_terminal_went_stop_cleanly_on_sigterm(tmp_path: Path) -> None:
+    from engine.run.lock import owner_info, owner_of
+
+    config = _config(tmp_path, latency=0.2)
+    run_dir = tmp_path / "results" / "demo"
+    app, master = _app_in_a_terminal(config)
+    terminal = _Terminal(master)
+    try:
+        _wait_for(lambda: _events(tmp_path) > 8, PATIENCE, "the run to get going in the app")
+        terminal.close()  # no SIGHUP: the app sees its terminal gone and plays on headless
+        _wait_for(lambda: "the runs go on headless" in _log(tmp_path), PATIENCE, "the app to let go")
+        socket = Path(str((owner_info(run_dir) or {})["socket"]))
+        seen = _events(tmp_path)
+        _wait_for(lambda: _events(tmp_path) > seen, PATIENCE, "the run to play on")
+        app.send_signal(signal.SIGTERM)
+        assert app.wait(timeout=PATIENCE) == 130
+    finally:
+        app.kill()
+        app.wait()
+    state = json.loads((run_dir / "state.json").read_text())
+    assert (state["status"], state["reason"]) == ("idle", "stopped")
+    assert not socket.exists() and owner_of(run_dir) == ""
+
+
+def test_a_headless_run_whose_terminal_is_killed_stops_cleanly(tmp_path: Path) -> None:
+    """``tmux kill-session`` over ``mmb-tui run demo --headless``: its terminal closes and it gets a SIGHUP; the
+    lines it prints from then on go nowhere, and it stops as for Ctrl-C."""
+    from engine.run.lock import owner_info, owner_of
+
+    config = _config(tmp_path, latency=0.2)
+    run_dir = tmp_path / "results" / "demo"
+    app, master = _app_in_a_terminal(config, command=("run", "demo", "--headless"))
+    terminal = _Terminal(master)
+    try:
+        _wait_for(lambda: _events(tmp_path) > 8, PATIENCE, "the run to get going")
+        _wait_for(lambda: (owner_info(run_dir) or {}).get("socket"), PATIENCE, "its control socket")
+        socket = Path(str((owner_info(run_dir) or {})["socket"]))
+        terminal.close()
+        app.send_signal(signal.SIGHUP)
+        assert app.wait(timeout=PATIENCE) == 130  # as for Ctrl-C
+    finally:
+        app.kill()
+        app.wait()
+    state = json.loads((run_dir / "state.json").read_text())
+    assert (state["status"], state["reason"]) == ("idle", "stopped")
+    assert not socket.exists() and owner_of(run_dir) == ""
+    log = _log(tmp_path)
+    assert "SIGHUP: stopping the runs" in log and "printing stops, the runs go on" in log

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine_helpers import scaled
 from fake_engine import FakeEngine
 from textual.pilot import Pilot
 
@@ -287,7 +288,8 @@ async def settle(pilot: Pilot[None]) -> None:
 
 
 async def wait_until(pilot: Pilot[None], predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Let the app run until ``predicate`` holds (for the real engine's asynchronous runs)."""
-    async with asyncio.timeout(timeout):
+    """Let the app run until ``predicate`` holds (for the real engine's asynchronous runs); ``timeout`` is a
+    quiet machine's, scaled for a loaded one (``engine_helpers.scaled``)."""
+    async with asyncio.timeout(scaled(timeout)):
         while not predicate():
             await pilot.pause(0.01)

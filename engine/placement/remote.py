@@ -1,8 +1,10 @@
 """Watching and steering a run played by another process: the owner's control server on a Unix socket, and
 the ``RemoteRun`` a scheduler attaches with, so a front end sees the same ``EngineApi`` either way.
 
-The socket is ``results/<run>/control.sock`` (a path under the temp folder when that one is too long for
-``AF_UNIX``); the run's lock file names it (``engine/run/lock.py``). The protocol is newline-delimited JSON:
+The socket is ``results/<run>/control.sock`` in the private run folder, or, when that path is too long for
+``AF_UNIX``, in a 0700 folder of a random name of its own (``$XDG_RUNTIME_DIR`` or the temp folder, never a
+name another user could take first); the run's lock file names it, and a viewer checks it before connecting
+(``engine/run/lock.py``: ``private_folder_for``, ``check_socket``). The protocol is newline-delimited JSON:
 ``{"op": "view"}`` → the run's ``RunView``; ``{"op": "command", "command": {...}}`` → the ``CommandResult``
 once the run has applied it; ``{"op": "subscribe", "since": <byte offset>}`` → the events written to
 ``transcript.jsonl`` from that offset on (the viewer's size of the file when it first looked, so nothing falls
@@ -13,11 +15,10 @@ secret, and the socket is its user's only. A viewer that falls behind is dropped
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import os
-import tempfile
+import shutil
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -29,6 +30,7 @@ from pydantic import TypeAdapter, ValidationError
 from engine.api import RunView
 from engine.commands import Command, CommandResult
 from engine.events import Event, parse_event
+from engine.run.lock import check_socket, own_folder, private_folder_for
 
 log = logging.getLogger(__name__)
 
@@ -42,13 +44,8 @@ COMMAND: TypeAdapter[Command] = TypeAdapter(Command)
 
 
 def socket_path(run_dir: Path) -> Path:
-    """Where the control socket of the run in ``run_dir`` listens."""
-    run_dir = run_dir.resolve()
-    path = run_dir / SOCKET_NAME
-    if len(os.fsencode(path)) <= MAX_SOCKET_PATH:
-        return path
-    digest = hashlib.sha256(os.fsencode(run_dir)).hexdigest()[:24]
-    return Path(tempfile.gettempdir()) / f"mmb-{digest}.sock"
+    """Where the control socket of the run in ``run_dir`` listens if it can (``ControlServer.start``)."""
+    return run_dir.resolve() / SOCKET_NAME
 
 
 def _line(payload: str) -> bytes:
@@ -113,12 +110,22 @@ class ControlServer:
         self._command = command
         self._server: asyncio.AbstractServer | None = None
         self._inode = 0
+        self._folder: Path | None = None  # the private folder made for the socket, removed with it
         self._subscribers: set[_Subscriber] = set()
         self._handlers: set[asyncio.Task[Any]] = set()
 
     async def start(self) -> None:
-        """Listen (an ``OSError`` says why not); a socket left by a dead owner is replaced."""
-        self._server = await asyncio.start_unix_server(self._serve, path=str(self.path), limit=MAX_LINE)
+        """Listen (an ``OSError`` says why not); a socket left by a dead owner is replaced. Where ``path`` is
+        too long for ``AF_UNIX`` or its folder is not private (0700, this user's), in a private folder of its
+        own: ``path`` then says where."""
+        if len(os.fsencode(self.path)) > MAX_SOCKET_PATH or not own_folder(self.path.parent):
+            self._folder = private_folder_for(SOCKET_NAME, MAX_SOCKET_PATH)
+            self.path = self._folder / SOCKET_NAME
+        try:
+            self._server = await asyncio.start_unix_server(self._serve, path=str(self.path), limit=MAX_LINE)
+        finally:
+            if self._server is None and self._folder is not None:
+                shutil.rmtree(self._folder, ignore_errors=True)
         os.chmod(self.path, 0o600)
         self._inode = self.path.stat().st_ino
 
@@ -144,6 +151,8 @@ class ControlServer:
                 self.path.unlink()
         except OSError:
             pass
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
 
     def on_event(self, run_id: str, event: Event) -> None:
         if not self._subscribers:
@@ -275,8 +284,8 @@ class RemoteRun:
         self._on_event = on_event
         self._changed = asyncio.Event()
         self._tasks = [
-            asyncio.create_task(self._guard(self._follow_events()), name=f"events:{run_id}"),
-            asyncio.create_task(self._guard(self._follow_view()), name=f"view:{run_id}"),
+            asyncio.create_task(self._guard(self._follow_events), name=f"events:{run_id}"),
+            asyncio.create_task(self._guard(self._follow_view), name=f"view:{run_id}"),
         ]
 
     @property
@@ -312,12 +321,13 @@ class RemoteRun:
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def _connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        check_socket(self.path)  # this user's, in a folder nobody else may write in
         return await asyncio.open_unix_connection(str(self.path), limit=MAX_LINE)
 
-    async def _guard(self, follow: Awaitable[None]) -> None:
-        """Either side losing the owner ends both."""
+    async def _guard(self, follow: Callable[[], Awaitable[None]]) -> None:
+        """Either side losing the owner ends both (one refused at once may end the other before it began)."""
         try:
-            await follow
+            await follow()
         except (OSError, ValueError, EOFError) as exc:
             log.debug("run %s: the owner's socket is gone: %s", self.run_id, exc)
         finally:

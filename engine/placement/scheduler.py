@@ -8,6 +8,7 @@ import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from engine.api import Observer, RunView
 from engine.benchmark.model import Benchmark
@@ -24,13 +25,36 @@ from engine.placement.remote import ControlServer, RemoteRun, socket_path
 from engine.report.prices import role_prices, total_cost
 from engine.report.tally import current_grades, run_score
 from engine.run.build import build_run, check_run
-from engine.run.lock import owner_of, owner_socket
+from engine.run.lock import RunLock, RunLocked, owner_of, owner_socket
 from engine.run.loop import Run
 from engine.run.parts import RunSettings
 from engine.run.view import run_view
-from engine.state import StateError, load_state
+from engine.state import RunState, StateError, atomic_write, checkpoint_json, load_state
 
 log = logging.getLogger(__name__)
+
+
+def _save_stopped(run_dir: Path, front_end: str) -> None:
+    """A run stopped here: its last checkpoint, as it stands, says so (``idle``, "stopped") where it said
+    ``running``; written under the run's lock, taken again for it (a process that took the run meanwhile is
+    left alone). A run left ``waiting`` keeps its reason."""
+    path = run_dir / "state.json"
+    lock = RunLock(run_dir, front_end)
+    try:
+        if not path.exists():  # stopped before its first checkpoint
+            return
+        lock.acquire()
+    except (RunLocked, OSError):
+        return
+    try:
+        state = RunState.model_validate_json(path.read_text(encoding="utf-8"))
+        if state.status in ("running", "paused"):
+            stopped = state.model_copy(update={"status": "idle", "reason": "stopped"})
+            atomic_write(path, checkpoint_json(stopped))
+    except (OSError, ValueError) as exc:  # a damaged checkpoint, a full disk: only the status is not saved
+        log.warning("run %s: its stopped status was not saved: %s", run_dir.name, exc)
+    finally:
+        lock.release()
 
 
 @dataclass
@@ -138,11 +162,17 @@ class Scheduler:
         return server
 
     async def _play(self, run: Playable, server: ControlServer | None) -> TerminationReason:
+        stopped = False
         try:
             reason = await run.run()
+        except asyncio.CancelledError:  # stopped: by the operator, Ctrl-C, SIGTERM, a hang-up
+            stopped = True
+            raise
         finally:
             if server is not None:
                 await server.close()
+            if stopped and isinstance(run, Run) and not run.handed_over:  # not one played on elsewhere
+                _save_stopped(run.run_dir, self.front_end)
         if reason is TerminationReason.FINISHED:
             await self._summarise(run.run_id)
         return reason

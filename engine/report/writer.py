@@ -17,6 +17,8 @@ reliability:`` line counts the persona's model calls, refused calls, guard trips
 
 from __future__ import annotations
 
+import contextlib
+import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +36,7 @@ from engine.sanitize import printable
 from engine.state import RunState
 
 REPORT_NAME = "report.md"
+REPORT_MODE = 0o600  # its user's only, as everything under results/ (engine/run/lock.py)
 
 
 @dataclass(frozen=True)
@@ -141,10 +144,15 @@ def append_report(path: Path, run: RunSummary) -> None:
 
 
 def append_entry(path: Path, text: str) -> None:
-    """Append a formatted entry (nothing for an empty one)."""
+    """Append a formatted entry (nothing for an empty one). The file is its user's only (0600; one an older
+    version left readable by others is made so), whatever the process's umask."""
     if not text:
         return
-    with open(path, "a", encoding="utf-8") as handle:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, REPORT_MODE)
+    with contextlib.suppress(OSError):
+        if os.fstat(fd).st_uid == os.geteuid():
+            os.fchmod(fd, REPORT_MODE)
+    with os.fdopen(fd, "a", encoding="utf-8") as handle:
         if handle.tell() > 0:
             handle.write("\n")
         handle.write(text)

@@ -4,19 +4,121 @@ The lock is ``flock`` on ``results/<run>/run.lock``, so it dies with its process
 killed is taken over by the next engine with nothing to clean. The file says who owns it (pid, host, start
 time, which front end), for the one-line error a second engine gives and for the TUI's runs table, and
 where its control socket is (``socket``, ``engine/placement/remote.py``), for a viewer in another process.
+
+Everything under ``results/`` is its user's only (issue 23): taking the lock sets the process's umask to 077
+(``private_umask``: every file 0600, every folder 0700, whoever writes it: the engine, a library caller's run,
+the agents it starts), makes the results folder and the run folder 0700, and tightens once what a run of an
+older version left open to others (``tighten``). A control socket a killed owner left in a private folder of
+its own is removed with that folder.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import socket
+import stat
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
 LOCK_NAME = "run.lock"
+OTHERS = 0o077  # the rights of group and others: none under results/
+SOCKET_FOLDER_PREFIX = "mmb-"  # a control socket's own folder, made by mkdtemp (``private_folder_for``)
+
+
+def private_umask() -> None:
+    """From now on this process creates files 0600 and folders 0700: its umask gains 077 (bits the host had
+    set are kept). Process-wide on purpose, so no writer can forget it; agent processes inherit it."""
+    os.umask(os.umask(OTHERS) | OTHERS)
+
+
+def make_private(path: Path) -> None:
+    """Take group's and others' rights off ``path`` when it is this user's own (a symlink, another user's file
+    or a shared sticky folder such as ``/tmp`` is left as it is)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return
+    mode = stat.S_IMODE(info.st_mode)
+    if stat.S_ISLNK(info.st_mode) or info.st_uid != os.geteuid() or mode & stat.S_ISVTX or not mode & OTHERS:
+        return
+    with contextlib.suppress(OSError):
+        os.chmod(path, mode & ~OTHERS)
+
+
+def open_to_others(path: Path) -> bool:
+    """Whether ``path`` exists with rights for group or others (a run folder of an older version: 0755)."""
+    try:
+        return bool(os.lstat(path).st_mode & OTHERS)
+    except OSError:
+        return False
+
+
+def tighten(folder: Path) -> None:
+    """Make everything in ``folder`` and the folder itself private (``make_private``), the folder last: an
+    interrupted pass is done again at the next start, since the folder is still open then."""
+    for parent, folders, files in os.walk(folder):
+        for name in (*folders, *files):
+            make_private(Path(parent) / name)
+    make_private(folder)
+
+
+def own_folder(folder: Path, closed: int = OTHERS) -> bool:
+    """Whether ``folder`` is a folder of this user's in which others have none of the ``closed`` rights."""
+    try:
+        info = os.stat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & closed
+
+
+def private_folder_for(name: str, max_bytes: int) -> Path:
+    """A new folder only this user may enter (0700, a random name: ``mkdtemp``, never one another user could
+    take first) where ``folder/name`` fits in ``max_bytes``: under ``$XDG_RUNTIME_DIR`` when it is this user's
+    private one, else the temp folder, else ``/tmp``. For a control socket whose run folder's path is too
+    long."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    bases = [runtime] if os.path.isabs(runtime) and own_folder(Path(runtime)) else []
+    bases += [tempfile.gettempdir(), "/tmp"]
+    for base in bases:
+        if len(os.fsencode(Path(base, SOCKET_FOLDER_PREFIX + "x" * 8, name))) <= max_bytes:
+            with contextlib.suppress(OSError):
+                return Path(tempfile.mkdtemp(prefix=SOCKET_FOLDER_PREFIX, dir=base))
+    raise OSError(f"no private folder for {name} under {', '.join(bases)}")
+
+
+def check_socket(path: Path) -> None:
+    """Refuse (``PermissionError``) a control socket that is not this user's, or in a folder others may write
+    in: whoever put it there would read the commands sent to the run and could answer for it."""
+    if not own_folder(path.parent, 0o022):
+        raise PermissionError(f"{path}: its folder is not this user's own or others may write in it")
+    info = os.lstat(path)
+    if not stat.S_ISSOCK(info.st_mode) or info.st_uid != os.geteuid():
+        raise PermissionError(f"{path}: not a socket of this user's")
+
+
+def _remove_stale_socket(run_dir: Path, info: dict[str, object]) -> None:
+    """The control socket a killed owner named in the lock, when it is in a private folder of its own
+    (``SOCKET_FOLDER_PREFIX``): removed with that folder. One in the run folder is replaced by the next
+    server."""
+    named = info.get("socket")
+    if not isinstance(named, str) or not named or info.get("host") != socket.gethostname():
+        return
+    path = Path(named)
+    folder = path.parent
+    if not folder.name.startswith(SOCKET_FOLDER_PREFIX) or folder == run_dir.resolve():
+        return
+    with contextlib.suppress(OSError):
+        found = os.lstat(path)
+        if stat.S_ISSOCK(found.st_mode) and found.st_uid == os.geteuid():
+            path.unlink()
+    with contextlib.suppress(OSError):
+        if os.lstat(folder).st_uid == os.geteuid():
+            folder.rmdir()  # only when empty
 
 
 class RunLocked(Exception):
@@ -40,8 +142,14 @@ class RunLock:
         self._info: dict[str, object] = {}
 
     def acquire(self) -> None:
-        """Take the lock or raise ``RunLocked`` naming its owner."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        """Take the lock or raise ``RunLocked`` naming its owner; the run's files are its user's only from
+        here on (``private_umask``; the results and run folders 0700, a run folder of an older version
+        tightened: ``tighten``)."""
+        private_umask()
+        run_dir = self.path.parent
+        older = open_to_others(run_dir)
+        run_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        make_private(run_dir.parent)  # the results folder
         handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held until release
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -50,6 +158,13 @@ class RunLock:
             raise RunLocked(
                 f"run {self.path.parent.name} is being played by {owner_of(self.path.parent) or 'another engine'}"
             ) from None
+        if older:
+            tighten(run_dir)
+        handle.seek(0)
+        with contextlib.suppress(ValueError):
+            previous = json.loads(handle.read() or "{}")
+            if isinstance(previous, dict):
+                _remove_stale_socket(run_dir, previous)
         self._info = {
             "pid": os.getpid(),
             "host": socket.gethostname(),

@@ -19,6 +19,7 @@ from engine.clock import Clock, monotonic
 from engine.events import Event, RunStatus, StatusChanged
 from engine.run.checkpoint import Journal, StateWriter
 from engine.run.liveness import Liveness
+from engine.run.lock import private_umask
 from engine.sanitize import printable
 from engine.state import RunState, StateSaveError
 from engine.transcript import Transcript
@@ -64,6 +65,7 @@ class RunRecorder:
         self.state = state
         self.clock = clock
         self.observers = observers
+        private_umask()  # its files 0600, its folders 0700, however it was built (engine/run/lock.py)
         self.transcript = Transcript(run_dir / "transcript.jsonl")
         self.journal = Journal(run_dir)
         self.writer = StateWriter(run_dir / "state.json", self.journal)

@@ -13,6 +13,7 @@ gateways).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_helpers import stored_user_messages
+from agent_helpers import scaled, stored_user_messages, until, until_sync
 from engine_helpers import TEST_BENCHMARKS, make_config
 
 from adapters.agent_pid import pid_alive, read_pid_file
@@ -63,7 +64,9 @@ def _cli(config: Path) -> list[str]:
 
 def _play(config: Path) -> subprocess.CompletedProcess[str]:
     """``mmb-tui run --headless`` as a user runs it (a subprocess: the headless printer binds sys.stdout once)."""
-    return subprocess.run(_cli(config), cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
+    return subprocess.run(
+        _cli(config), cwd=ROOT, capture_output=True, text=True, timeout=scaled(300), check=False
+    )
 
 
 def _scores(run_dir: Path) -> dict[str, Any]:
@@ -157,13 +160,13 @@ async def test_an_agent_killed_mid_run_is_revived_and_the_run_ends_the_same(
     adapter = run.adapter
     assert isinstance(adapter, LocalAgentAdapter)
     playing = asyncio.ensure_future(run.run())
-    while adapter.replies.next_seq < 3 and not playing.done():  # two replies in: memory saved, sheet told
-        await asyncio.sleep(0.05)
+    # two replies in: memory saved, sheet told
+    await until(lambda: adapter.replies.next_seq >= 3 or playing.done(), 200, "two replies")
     first = adapter.process.pid
     assert first is not None and not playing.done()
     os.killpg(first, signal.SIGKILL)  # the gateway dies (OOM killer, a crash, a user's kill)
 
-    assert await asyncio.wait_for(playing, 600) is TerminationReason.FINISHED
+    assert await asyncio.wait_for(playing, scaled(200)) is TerminationReason.FINISHED
     assert adapter.process.pid != first  # it was started again
     assert _scores(config.results_path() / "smoke") == expected
     transcript = (config.results_path() / "smoke" / "transcript.jsonl").read_text(encoding="utf-8")
@@ -255,10 +258,11 @@ def test_an_engine_killed_mid_run_leaves_no_agent_and_resumes_the_same(
     transcript = run_dir / "transcript.jsonl"
     engine = subprocess.Popen(_cli(config), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 600
-        while _count(transcript, "message_sent") < after and engine.poll() is None:
-            assert time.monotonic() < deadline, f"the run did not get going {where}"
-            time.sleep(0.02)
+        until_sync(
+            lambda: _count(transcript, "message_sent") >= after or engine.poll() is not None,
+            200,
+            f"the run getting going {where}",
+        )
         until = time.monotonic() + pause
         while (
             time.monotonic() < until and _count(transcript, "message_sent") <= after and engine.poll() is None
@@ -270,16 +274,15 @@ def test_an_engine_killed_mid_run_leaves_no_agent_and_resumes_the_same(
         port = _agent_port(run_dir, agent)
         assert not port_is_free(port), where
         engine.send_signal(signal.SIGKILL)
-        engine.wait(timeout=10)
+        engine.wait(timeout=scaled(10))
     finally:
         engine.kill()
         engine.wait()
     before_kill = [(event.text, event.redelivery) for event in _sent(transcript)]
 
     # the agent goes with its engine: no process, no port
-    deadline = time.monotonic() + 15
-    while (_processes_under(tmp_path) or not port_is_free(port)) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    with contextlib.suppress(AssertionError):  # the asserts below say what is left
+        until_sync(lambda: not _processes_under(tmp_path) and port_is_free(port), 5, "the agent's end")
     assert _processes_under(tmp_path) == [], where
     assert port_is_free(port), where
 

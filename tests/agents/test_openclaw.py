@@ -28,6 +28,10 @@ from agent_helpers import (
     check_delivery_scenario,
     environ_of,
     group_pids,
+    scaled,
+    state_saying,
+    stored_last,
+    until,
 )
 from tool_model import ToolModelServer
 
@@ -116,9 +120,33 @@ async def test_crash_mid_run_raises(make_adapter: Factory) -> None:
     await adapter.create_session("crash")
     assert adapter.process.pid is not None
     os.killpg(adapter.process.pid, signal.SIGKILL)
-    await asyncio.sleep(0.5)
+    await until(lambda: not adapter.process.alive(), 5, "the killed gateway's exit")
     with pytest.raises(AdapterError, match="not running"):
         await adapter.send_message("are you there?")
+
+
+async def test_an_error_says_whether_the_gateway_is_stopping_or_down(make_adapter: Factory) -> None:
+    # issue 23, finding 10: right after its gateway was killed, a run waited "… openclaw agent is running"
+    adapter = make_adapter(model="scripted/agent?faults=1:hang")
+    await adapter.create_session("stopped")
+    await state_saying(adapter, "the gateway is up", 5)
+    sending = asyncio.ensure_future(
+        adapter.send_message("Are you there?")
+    )  # the model hangs: a turn in flight
+    await stored_last(adapter, "Are you there?", 6)
+    assert adapter.process.pid is not None
+    os.kill(adapter.process.pid, signal.SIGTERM)  # the gateway drains its turn before it stops (up to 5 min)
+    state = await state_saying(adapter, "the gateway is stopping or restarting", 5)
+    assert "gateway-draining" in state and "still runs" in state, state
+    os.killpg(adapter.process.pid, signal.SIGKILL)
+    with pytest.raises(AdapterError) as failed:
+        await sending
+    message = str(failed.value)
+    assert (
+        "chat request failed" in message
+        and "the gateway is down: openclaw agent exited with code -9" in message
+    )
+    assert "is running" not in message
 
 
 def test_options_are_validated(tmp_path: Path) -> None:
@@ -132,6 +160,11 @@ def test_options_are_validated(tmp_path: Path) -> None:
         make(openclaw_context_window=100)
     with pytest.raises(ValueError, match="openclaw_dreaming"):
         make(openclaw_dreaming=1)
+    with pytest.raises(
+        ValueError,
+        match=r"^openclaw_bogus, nope: unknown options .*; openclaw_context_window: .*; openclaw_dreaming: ",
+    ):
+        make(openclaw_bogus=1, nope=2, openclaw_dreaming=1, openclaw_context_window=100)  # every one named
 
 
 # --- restarts: the same port and an accepted config ------------------------------------------------
@@ -308,7 +341,11 @@ def test_openclaw_accepts_the_config(tmp_path: Path, options: dict[str, Any]) ->
     adapter._write_config({"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key": "k"})
     env = adapter._env({"api_key": "k"})
     done = subprocess.run(
-        [*openclaw_command(), "config", "validate"], env=env, capture_output=True, text=True, timeout=120
+        [*openclaw_command(), "config", "validate"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=scaled(40),
     )
     assert "Config valid" in done.stdout + done.stderr, (done.stdout + done.stderr)[-2000:]
 
