@@ -68,3 +68,18 @@ def events(config: Config, run_id: str) -> list[Event]:
 
 def kinds(evts: list[Event], kind: str) -> list[Any]:
     return [e for e in evts if e.kind == kind]
+
+
+def slow_demo_config(tmp_path: Path, latency: float = 0.2) -> Path:
+    """``config.jsonc`` in ``tmp_path`` playing the demo with a persona slow enough (``latency`` per call) to be
+    caught playing by a signal or a second process; its path."""
+    config = {
+        "models": {"slow-persona": {"model": "scripted/persona", "latency": latency}},
+        "persona": {"model": "slow-persona"},
+        "runs": {"demo": {"benchmark": "demo", "agent": "chatbot", "model": "scripted/recall"}},
+        "benchmarks_dir": str(ROOT / "benchmarks"),
+        "results_dir": str(tmp_path / "results"),
+    }
+    path = tmp_path / "config.jsonc"
+    path.write_text(json.dumps(config))
+    return path

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from engine_helpers import FORGETFUL, ROOT, make_config
+from engine_helpers import FORGETFUL, ROOT, make_config, slow_demo_config
 
 from engine.config import BuildError
 from engine.placement.scheduler import Scheduler
@@ -90,15 +90,7 @@ async def test_the_scheduler_shows_a_run_played_elsewhere_and_does_not_start_it(
 
 
 def test_two_headless_starts_at_once_the_second_exits_naming_the_owner(tmp_path: Path) -> None:
-    config = {
-        "models": {"slow-persona": {"model": "scripted/persona", "latency": 0.02}},
-        "persona": {"model": "slow-persona"},
-        "runs": {"demo": {"benchmark": "demo", "agent": "chatbot", "model": "scripted/recall"}},
-        "benchmarks_dir": str(ROOT / "benchmarks"),
-        "results_dir": str(tmp_path / "results"),
-    }
-    path = tmp_path / "config.jsonc"
-    path.write_text(json.dumps(config))
+    path = slow_demo_config(tmp_path, latency=0.02)
     command = [sys.executable, "-m", "mmb_tui.cli", "--config", str(path), "run", "demo", "--headless"]
     first = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     lock = tmp_path / "results" / "demo" / LOCK_NAME

@@ -15,22 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
+from engine_helpers import slow_demo_config
 from tui_fakes import Scene
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _config(tmp_path: Path, latency: float) -> Path:
-    config = {
-        "models": {"slow-persona": {"model": "scripted/persona", "latency": latency}},
-        "persona": {"model": "slow-persona"},
-        "runs": {"demo": {"benchmark": "demo", "agent": "chatbot", "model": "scripted/recall"}},
-        "benchmarks_dir": str(ROOT / "benchmarks"),
-        "results_dir": str(tmp_path / "results"),
-    }
-    path = tmp_path / "config.jsonc"
-    path.write_text(json.dumps(config))
-    return path
 
 
 def _wait_for(predicate, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
@@ -79,7 +67,7 @@ def _app_in_a_terminal(
 
 
 def test_a_hang_up_of_the_apps_terminal_leaves_the_run_playing_to_its_report(tmp_path: Path) -> None:
-    config = _config(tmp_path, latency=0.05)
+    config = slow_demo_config(tmp_path, latency=0.05)
     app, master = _app_in_a_terminal(config)
     try:
         _wait_for(lambda: _events(tmp_path) > 10, 60, "the run to get going in the app")
@@ -98,7 +86,7 @@ def test_a_hang_up_of_the_apps_terminal_leaves_the_run_playing_to_its_report(tmp
 
 
 def test_d_hands_the_runs_to_a_background_process_and_gives_the_prompt_back(tmp_path: Path) -> None:
-    config = _config(tmp_path, latency=0.05)
+    config = slow_demo_config(tmp_path, latency=0.05)
     app, master = _app_in_a_terminal(config)
     threading.Thread(target=_drain, args=(master,), daemon=True).start()  # a terminal reads what it is sent
     try:
@@ -119,7 +107,7 @@ def test_d_hands_the_runs_to_a_background_process_and_gives_the_prompt_back(tmp_
 
 
 def test_run_detach_plays_in_the_background_and_returns_at_once(tmp_path: Path) -> None:
-    config = _config(tmp_path, latency=0.1)
+    config = slow_demo_config(tmp_path, latency=0.1)
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "mmb_tui.cli", "--config", str(config), "run", "demo", "--detach"],
@@ -191,7 +179,7 @@ def _log(tmp_path: Path) -> str:
 
 @pytest.mark.parametrize("sighup", [True, False], ids=["with a SIGHUP", "without a SIGHUP"])
 def test_an_app_playing_nothing_leaves_at_once_when_its_terminal_goes(tmp_path: Path, sighup: bool) -> None:
-    config = _config(tmp_path, latency=0.05)
+    config = slow_demo_config(tmp_path, latency=0.05)
     app, master = _app_in_a_terminal(config, command=())  # the app, no run started
     terminal = _Terminal(master)
     try:
@@ -212,7 +200,7 @@ def test_an_app_playing_nothing_leaves_at_once_when_its_terminal_goes(tmp_path: 
 def test_sigterm_stops_the_apps_runs_at_their_checkpoint_and_ends_it(tmp_path: Path) -> None:
     from engine.run.lock import owner_info, owner_of
 
-    config = _config(tmp_path, latency=0.2)
+    config = slow_demo_config(tmp_path, latency=0.2)
     run_dir = tmp_path / "results" / "demo"
     app, master = _app_in_a_terminal(config)
     terminal = _Terminal(master)
@@ -235,7 +223,7 @@ def test_sigterm_stops_the_apps_runs_at_their_checkpoint_and_ends_it(tmp_path: P
 def test_runs_played_on_after_the_terminal_went_stop_cleanly_on_sigterm(tmp_path: Path) -> None:
     from engine.run.lock import owner_info, owner_of
 
-    config = _config(tmp_path, latency=0.2)
+    config = slow_demo_config(tmp_path, latency=0.2)
     run_dir = tmp_path / "results" / "demo"
     app, master = _app_in_a_terminal(config)
     terminal = _Terminal(master)
@@ -261,7 +249,7 @@ def test_a_headless_run_whose_terminal_is_killed_stops_cleanly(tmp_path: Path) -
     lines it prints from then on go nowhere, and it stops as for Ctrl-C."""
     from engine.run.lock import owner_info, owner_of
 
-    config = _config(tmp_path, latency=0.2)
+    config = slow_demo_config(tmp_path, latency=0.2)
     run_dir = tmp_path / "results" / "demo"
     app, master = _app_in_a_terminal(config, command=("run", "demo", "--headless"))
     terminal = _Terminal(master)

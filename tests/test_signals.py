@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from engine_helpers import FORGETFUL, make_config
+from engine_helpers import FORGETFUL, make_config, slow_demo_config
 from tui_fakes import Scene
 
 import engine.state as state_module
@@ -25,20 +25,6 @@ from mmb_tui.tui_logging import SafeFileHandler, watch_log_failures
 
 ROOT = Path(__file__).resolve().parents[1]
 PATIENCE = 180.0  # seconds: polled, so a quiet machine never waits for it; a loaded one may need it
-
-
-def _config(tmp_path: Path, latency: float = 0.2) -> Path:
-    """The demo with a persona slow enough (``latency`` per call) to be caught playing."""
-    config = {
-        "models": {"slow-persona": {"model": "scripted/persona", "latency": latency}},
-        "persona": {"model": "slow-persona"},
-        "runs": {"demo": {"benchmark": "demo", "agent": "chatbot", "model": "scripted/recall"}},
-        "benchmarks_dir": str(ROOT / "benchmarks"),
-        "results_dir": str(tmp_path / "results"),
-    }
-    path = tmp_path / "config.jsonc"
-    path.write_text(json.dumps(config))
-    return path
 
 
 def _wait_for(predicate: Callable[[], object], what: str, timeout: float = PATIENCE) -> None:
@@ -82,7 +68,7 @@ def _playing_socket(run_dir: Path) -> Path:
 
 @pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGTERM], ids=["SIGHUP", "SIGTERM"])
 def test_a_signal_stops_a_headless_run_as_ctrl_c_does(tmp_path: Path, sig: signal.Signals) -> None:
-    config = _config(tmp_path)
+    config = slow_demo_config(tmp_path)
     run_dir = tmp_path / "results" / "demo"
     process, out, err = _headless(config, tmp_path, "first")
     try:
@@ -103,7 +89,7 @@ def test_a_signal_stops_a_headless_run_as_ctrl_c_does(tmp_path: Path, sig: signa
 
 
 def test_a_run_stopped_by_a_hang_up_resumes_to_its_end(tmp_path: Path) -> None:
-    config = _config(tmp_path)
+    config = slow_demo_config(tmp_path)
     run_dir = tmp_path / "results" / "demo"
     process, _out, _err = _headless(config, tmp_path, "first")
     try:
