@@ -76,6 +76,28 @@ def _after(seconds: float) -> Killer:
     return kill
 
 
+def _after_start(seconds: float) -> Killer:
+    """Kills ``seconds`` after this attempt's first event reached the transcript (its start-up, as slow as the
+    machine is, not counted), or sees the run end by itself."""
+
+    def lines(transcript: Path) -> int:
+        return transcript.read_bytes().count(b"\n") if transcript.exists() else 0
+
+    def kill(process: subprocess.Popen[bytes], transcript: Path) -> bool:
+        target, deadline = lines(transcript) + 1, time.monotonic() + 120
+        while process.poll() is None and lines(transcript) < target and time.monotonic() < deadline:
+            time.sleep(0.01)
+        try:
+            process.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+            return True
+        return False
+
+    return kill
+
+
 def _after_events(count: int) -> Killer:
     """Kills once the transcript holds ``count`` more events (whatever the machine's speed), a poll later."""
 
@@ -132,7 +154,10 @@ def _kill_and_resume(tmp_path: Path, benchmark: str, latency: float, killers: li
 
 def test_killed_run_resumes_to_the_same_result(tmp_path: Path) -> None:
     rng = random.Random(20261130)
-    _kill_and_resume(tmp_path, "demo", 0.05, [_after(rng.uniform(0.4, 1.4 + 0.2 * i)) for i in range(12)])
+    # at random moments of the run, counted from each attempt's first event: a loaded machine's slow start-up
+    # would otherwise take the kills (one at a random moment from the start stays, start-up included)
+    killers = [_after_start(rng.uniform(0.05, 0.6 + 0.1 * i)) for i in range(11)]
+    _kill_and_resume(tmp_path, "demo", 0.05, [*killers, _after(rng.uniform(0.4, 1.4))])
 
 
 def test_a_long_run_killed_at_random_points_ends_like_an_uninterrupted_one(tmp_path: Path) -> None:
