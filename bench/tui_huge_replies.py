@@ -24,24 +24,20 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
-
-from rich.console import RenderableType
-from textual._compositor import CompositorUpdate
-from textual.screen import Screen
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
 
 from fixture_agents import ForgetfulAgent  # noqa: E402
+from tui_transcript import Frames  # noqa: E402  (bench/: the frame recorder of the TUI bench)
 
 from adapters.base import AdapterContext  # noqa: E402
 from engine.config import load_config  # noqa: E402
 from engine.placement.scheduler import Scheduler  # noqa: E402
 from engine.run.build import build_run  # noqa: E402
-from mmb_tui.app import MmbApp, make_app  # noqa: E402
+from mmb_tui.app import make_app  # noqa: E402
 from mmb_tui.transcript_files import read_tail_events  # noqa: E402
 from mmb_tui.widgets.transcript_view import TranscriptView  # noqa: E402
 
@@ -93,31 +89,6 @@ def peak_rss_mib() -> float:
     return kib / 1024
 
 
-class FirstFrame:
-    """Waits for the first painted frame after ``ready()`` holds; each frame is turned into escape codes."""
-
-    def __init__(self, app: MmbApp, ready: Callable[[], bool]) -> None:
-        self.wall = self.cpu = 0.0
-        self.shown = asyncio.Event()
-        self._ready = ready
-        self._display = app._display
-        self._console = app.console
-        app._display = self._painted  # type: ignore[method-assign]
-
-    def _painted(self, screen: Screen[object], renderable: RenderableType | None) -> None:
-        self._display(screen, renderable)
-        if isinstance(renderable, CompositorUpdate):
-            renderable.render_segments(self._console)
-            if not self.shown.is_set() and self._ready():
-                self.wall, self.cpu = time.perf_counter(), time.process_time()
-                self.shown.set()
-
-    def wait_for(self, ready: Callable[[], bool]) -> asyncio.Event:
-        self._ready = ready
-        self.shown.clear()
-        return self.shown
-
-
 async def measure(config_path: Path) -> None:
     """Open the run of ``config_path`` as ``mmb-tui`` would and print the figures."""
     transcript = config_path.parent / "results" / RUN_ID / "transcript.jsonl"
@@ -130,10 +101,10 @@ async def measure(config_path: Path) -> None:
         views[:] = views or list(app.query("#column-0 TranscriptView").results(TranscriptView))
         return bool(views) and bool(views[0].events) and views[0].events[-1].n == last_n
 
-    frames = FirstFrame(app, tail_held)
+    frames = Frames(app, tail_held)
     async with app.run_test(size=(120, 40)) as pilot:
         await asyncio.wait_for(frames.shown.wait(), timeout=900)
-        open_wall, open_cpu = frames.wall - wall, frames.cpu - cpu
+        open_wall, open_cpu = frames.shown_wall - wall, frames.shown_cpu - cpu
         view = views[0]
         view.focus()
         await pilot.pause()
@@ -146,7 +117,7 @@ async def measure(config_path: Path) -> None:
         expanded = frames.wait_for(lambda: view.virtual_size.height != height)
         await pilot.press("enter")
         await asyncio.wait_for(expanded.wait(), timeout=900)
-        expand_wall, expand_cpu = frames.wall - wall, frames.cpu - cpu
+        expand_wall, expand_cpu = frames.shown_wall - wall, frames.shown_cpu - cpu
         lines = view.virtual_size.height - height
     peak = peak_rss_mib()
     print(f"first frame with the tail:  {open_wall:.2f} s wall, {open_cpu:.2f} s CPU", end="")

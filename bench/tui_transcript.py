@@ -92,7 +92,7 @@ class Frames:
 
     def __init__(self, app: MmbApp, ready: Callable[[], bool]) -> None:
         self.cpu: list[float] = []
-        self.shown_cpu = 0.0
+        self.shown_cpu = self.shown_wall = 0.0
         self.shown = asyncio.Event()
         self._ready = ready
         self._display = app._display
@@ -105,12 +105,18 @@ class Frames:
             renderable.render_segments(self._console)
             self.cpu.append(time.process_time())
             if not self.shown.is_set() and self._ready():
-                self.shown_cpu = self.cpu[-1]
+                self.shown_cpu, self.shown_wall = self.cpu[-1], time.perf_counter()
                 self.shown.set()
 
     def clear(self) -> None:
         self.cpu.clear()
         self.shown.clear()
+
+    def wait_for(self, ready: Callable[[], bool]) -> asyncio.Event:
+        """The first frame painted after ``ready()`` holds, from now on."""
+        self._ready = ready
+        self.shown.clear()
+        return self.shown
 
 
 async def latency(total: int, samples: int) -> None:
