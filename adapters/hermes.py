@@ -38,6 +38,7 @@ What Hermes 0.19.0 needs and does (verified headless against the scripted model 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -48,10 +49,11 @@ from typing import Any
 import httpx
 
 from adapters.base import AdapterContext, AdapterError, Observation
-from adapters.install import hermes_executable, install_hermes
+from adapters.install import hermes_dir, hermes_executable, install_hermes, install_sandbox
 from adapters.local_agent import COMMON_OPTIONS, LocalAgentAdapter
 from adapters.options import check_known, every_problem, opt_bool, opt_number
 from adapters.ports import free_port, port_is_free
+from adapters.sandbox import venv_base
 
 OPTIONS = {
     "hermes_compression_threshold",
@@ -84,8 +86,11 @@ class HermesAdapter(LocalAgentAdapter):
 
     @classmethod
     def install(cls) -> None:
-        """The pinned install on this machine (a no-op once done; ``adapters/install.py``)."""
+        """The pinned install on this machine (a no-op once done; ``adapters/install.py``), and the sandbox
+        where this user may install it (else a run that needs it says how to get it)."""
         install_hermes()
+        with contextlib.suppress(AdapterError):
+            install_sandbox()
 
     def __init__(self, ctx: AdapterContext) -> None:
         with every_problem():  # one ValueError naming every bad run key
@@ -115,7 +120,7 @@ class HermesAdapter(LocalAgentAdapter):
         self.context_length = int(
             opt_number(options, "hermes_context_length", 131072, 64000, 10**7, True) or 0
         )
-        self.host_tools = opt_bool(options, "hermes_host_tools", False)
+        self.host_tools = opt_bool(options, "hermes_host_tools", self.sandboxed)
         self.nudge_interval = int(opt_number(options, "hermes_memory_nudge_interval", 0, 0, 10**4, True) or 0)
 
     # --- lifecycle --------------------------------------------------------------------------------
@@ -138,7 +143,7 @@ class HermesAdapter(LocalAgentAdapter):
             },
         )
         self._log_offset = self._log_size()
-        self.process.start([str(executable), "gateway", "run"], env, self.home)
+        self.start_agent([str(executable), "gateway", "run"], env, self.home)
         await self.process.wait_ready(self._healthy, self.start_timeout)
         await self._open_session(name)
 
@@ -192,6 +197,18 @@ class HermesAdapter(LocalAgentAdapter):
 
     # --- memory and observations ------------------------------------------------------------------
 
+    def readable_installs(self) -> list[Path]:
+        base = venv_base(hermes_dir())  # the venv's interpreter may live in the hidden home (pyenv)
+        return [*super().readable_installs(), *([base] if base else [])]
+
+    def tools_offered(self) -> list[str]:
+        return self.toolsets()
+
+    def toolsets(self) -> list[str]:
+        """Hermes' toolsets for the API server: its memory tools, and its terminal and file tools unless
+        ``hermes_host_tools`` is false (the default without a sandbox)."""
+        return MEMORY_TOOLSETS + (HOST_TOOLSETS if self.host_tools else [])
+
     def snapshot_memory(self, label: str) -> Path | None:
         memories = self.home / "memories"
         files = [(path, path.name) for path in sorted(memories.glob("*.md"))] if memories.is_dir() else []
@@ -241,7 +258,6 @@ class HermesAdapter(LocalAgentAdapter):
             encoding="utf-8",
         )
         os.chmod(self.home / ".env", 0o600)
-        toolsets = MEMORY_TOOLSETS + (HOST_TOOLSETS if self.host_tools else [])
         config = {
             "model": {
                 "provider": "custom",
@@ -252,7 +268,7 @@ class HermesAdapter(LocalAgentAdapter):
                 "max_tokens": 4096,
             },
             "security": {"tirith_enabled": False},
-            "platform_toolsets": {"api_server": toolsets},
+            "platform_toolsets": {"api_server": self.toolsets()},
             "compression": self.compression,
             "memory": {"nudge_interval": self.nudge_interval},
         }

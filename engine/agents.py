@@ -220,6 +220,11 @@ class AgentAdapter(ABC):
         node before a run of it plays there. Raises ``AdapterError`` when it cannot. Default: nothing."""
         return None
 
+    def setup_lines(self) -> list[str]:
+        """How the agent ran, for the report entry, one line each (``Agent sandbox: …``, ``Agent tools: …``).
+        Default: none."""
+        return []
+
     def snapshot_memory(self, label: str) -> Path | None:
         """Copy the agent's memory files to ``run_dir/memory/<label>/`` and return that folder. Default:
         ``None`` (nothing to copy)."""

@@ -33,6 +33,7 @@ def test_an_unknown_agent_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -
 
 def test_main_installs_what_was_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     done: list[str] = []
+    monkeypatch.setattr(install, "install_sandbox", lambda: "bwrap")
     monkeypatch.setattr(install, "install_hermes", lambda: done.append("hermes"))
     monkeypatch.setattr(install, "install_openclaw", lambda: done.append("openclaw"))
     assert install.main([]) == 0
@@ -47,6 +48,7 @@ def test_main_reports_a_failed_step(
         raise install.AdapterError("install step failed: npm i")
 
     monkeypatch.setattr(install, "install_openclaw", fail)
+    monkeypatch.setattr(install, "install_sandbox", lambda: "bwrap")
     assert install.main(["openclaw"]) == 1
     assert "[mmb] install step failed" in capsys.readouterr().err
 
@@ -57,3 +59,14 @@ def test_the_module_command_line_parses_without_arguments() -> None:
         [sys.executable, "-m", "adapters.install", "--help"], cwd=ROOT, capture_output=True, text=True
     )
     assert done.returncode == 0 and "hermes or openclaw" in done.stdout
+
+
+def test_a_missing_sandbox_it_cannot_install_is_one_line_saying_how(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(install.shutil, "which", lambda name: None)  # no bwrap, no apt-get
+    monkeypatch.setattr(install, "install_hermes", lambda: pytest.fail("installed without a sandbox"))
+    assert install.main(["hermes"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "bubblewrap" in err and "apt-get install bubblewrap" in err and '"agent_sandbox": "none"' in err

@@ -35,6 +35,9 @@ class Provenance:
     agent_model: str = ""  # the agent's model, as configured or as the adapter settled on it
     config_hash: str = ""
     prices: Mapping[str, Price] = field(default_factory=dict)  # role -> its model's price, for the cost
+    agent_setup: tuple[
+        str, ...
+    ] = ()  # how the agent ran: its sandbox, its tools (``AgentAdapter.setup_lines``)
 
 
 HASH_LENGTH = 12

@@ -188,6 +188,7 @@ def _build(
             agent_model=describe_model(config, agent_model),
             config_hash=config_hash(config, run_id, persona_name, agent_model),
             prices=role_prices(config, run_cfg),
+            agent_setup=tuple(adapter.setup_lines()),
         ),
     )
     return Run(parts, judge)

@@ -163,7 +163,21 @@ COMMON_ENV = {
     "FAKETIME_TIMESTAMP_FILE",
     "FAKETIME_NO_CACHE",
     "FAKETIME_DONT_FAKE_MONOTONIC",
+    "PWD",  # bubblewrap's --chdir sets it (the agent's home)
 }
+
+
+def namespaces(pid: int) -> dict[str, str]:
+    """``pid``'s mount and pid namespaces (``/proc/<pid>/ns/*``), to tell whether it runs in a sandbox."""
+    return {name: os.readlink(f"/proc/{pid}/ns/{name}") for name in ("mnt", "pid")}
+
+
+def agent_pids(adapter: LocalAgentAdapter) -> list[int]:
+    """The agent's own processes: its group without bubblewrap (the sandbox's keeper)."""
+    from adapters.sandbox import is_sandbox_process
+
+    assert adapter.process.pid is not None
+    return [pid for pid in group_pids(adapter.process.pid) if not is_sandbox_process(pid)]
 
 
 def environ_of(pid: int) -> dict[str, str]:
@@ -322,3 +336,43 @@ def _inflate_all(blobs: list[bytes]) -> list[str]:
     texts = json.loads(done.stdout)
     assert isinstance(texts, list) and len(texts) == len(blobs)
     return [str(text) for text in texts]
+
+
+async def sandbox_scenario(adapter: LocalAgentAdapter, shell_tool: str, tmp_path: Path) -> dict[str, str]:
+    """The agent, made to use its own shell tool (``tool_model``'s ``MMB-CALL``), writes a note in its home and
+    tries to read the checkout, write in the user's home and list another run's folder; returns what each try
+    printed (read back from files it wrote in its home), after checking the writes it must not make."""
+    from adapters.sandbox import CHECKOUT
+
+    other_run = (
+        tmp_path / "other-run"
+    )  # beside this run's folder (``tmp_path / "run"``): results of another run
+    other_run.mkdir(exist_ok=True)
+    (other_run / "secret.txt").write_text("another run's transcript")
+    probe = Path.home() / f"mmb-sandbox-probe-{os.getpid()}"
+    command = (
+        f"echo remembered > $HOME/note.md; cat {CHECKOUT}/README.md > $HOME/checkout.txt 2>&1; "
+        f"ls {other_run} > $HOME/other-run.txt 2>&1; touch {probe} 2> $HOME/user-home.txt; "
+        "readlink /proc/self/ns/mnt /proc/self/ns/pid > $HOME/namespaces.txt"
+    )
+    await adapter.create_session("sandbox")
+    try:
+        await ask(adapter, f"MMB-CALL {shell_tool} {json.dumps({'command': command})}", "sandbox")
+        assert not probe.exists(), "the agent wrote in the user's home"
+    finally:
+        probe.unlink(missing_ok=True)
+    home = adapter.agent_dir / "home"
+    return {path.stem: path.read_text() for path in home.glob("*.*") if path.suffix in (".md", ".txt")}
+
+
+def assert_boxed(seen: dict[str, str], adapter: LocalAgentAdapter) -> None:
+    """What ``sandbox_scenario`` saw, as the sandbox must make it: only the agent's own folder written."""
+    assert seen.get("note") == "remembered\n", seen  # its own home is writable
+    assert "No such file" in seen["checkout"], seen["checkout"]  # the checkout is hidden
+    assert "secret.txt" not in seen["other-run"], seen["other-run"]  # so are other runs
+    assert "Read-only file system" in seen["user-home"], seen["user-home"]  # the user's home is not writable
+    engine = namespaces(os.getpid())
+    inside = seen["namespaces"].split()
+    assert inside[0] != engine["mnt"] and inside[1] != engine["pid"], (inside, engine)
+    for pid in agent_pids(adapter):  # every process of the agent, not only the shell it started
+        assert namespaces(pid)["mnt"] != engine["mnt"] and namespaces(pid)["pid"] != engine["pid"], pid

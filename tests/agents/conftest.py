@@ -18,9 +18,16 @@ import pytest
 from agent_helpers import adapter_factory
 from tool_model import ToolModelServer
 
+from adapters.install import install_sandbox
 from adapters.local_agent import LocalAgentAdapter
 
 Factory = Callable[..., LocalAgentAdapter]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def sandbox_installed() -> None:
+    """bubblewrap, which every agent runs in by default (``adapters/sandbox.py``), installed on first use."""
+    install_sandbox()
 
 
 @pytest.fixture

@@ -25,9 +25,11 @@ from agent_helpers import (
     QUESTION,
     SECRET,
     ask,
+    assert_boxed,
     check_delivery_scenario,
     environ_of,
     group_pids,
+    sandbox_scenario,
     scaled,
     state_saying,
     stored_last,
@@ -264,12 +266,12 @@ async def test_the_gateway_gets_a_minimal_environment(
         assert SECRET not in environ and "sk-persona-key" not in environ.values()
 
 
-async def test_host_tools_are_off_by_default(
+async def test_host_tools_can_be_switched_off(
     make_tool_adapter: Factory, tool_model: ToolModelServer, tmp_path: Path
 ) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
-    adapter = make_tool_adapter(model="tools")
+    adapter = make_tool_adapter(model="tools", openclaw_host_tools=False)
     await adapter.create_session("boxed")
     assert "Saved." == await ask(adapter, FACT)  # memory still works: file tools inside the workspace
     assert "Zorblax" in (adapter.workspace / "MEMORY.md").read_text()
@@ -295,18 +297,19 @@ async def test_host_tools_are_off_by_default(
     assert socket.gethostname() not in "".join(tool_model.tool_results)
 
 
-async def test_host_tools_can_be_switched_on(
+async def test_its_own_tools_are_on_inside_the_sandbox(
     make_tool_adapter: Factory, tool_model: ToolModelServer, tmp_path: Path
 ) -> None:
-    # the control: the same forced call runs when the run asks for a shell (so the test above means something)
-    adapter = make_tool_adapter(model="tools", openclaw_host_tools=["shell"])
-    await adapter.create_session("shell")
-    await ask(adapter, f"MMB-CALL exec {json.dumps({'command': f'touch {tmp_path}/ran'})}")
+    # as the seed measured it: OpenClaw as it ships, its shell and files anywhere, boxed by bubblewrap
+    adapter = make_tool_adapter(model="tools")
+    seen = await sandbox_scenario(adapter, "exec", tmp_path)
     assert "exec" in set().union(*tool_model.offered)
-    assert (tmp_path / "ran").exists()
+    assert_boxed(seen, adapter)
     config = json.loads(adapter.config_path.read_text())
-    assert config["tools"]["fs"]["workspaceOnly"] is True  # files still boxed
-    assert "group:web" in config["tools"]["deny"] and "group:runtime" not in config["tools"]["deny"]
+    assert config["tools"]["fs"]["workspaceOnly"] is False and config["tools"]["deny"] == []
+    lines = adapter.setup_lines()
+    assert lines[0].startswith("Agent sandbox: bubblewrap")
+    assert lines[1] == "Agent tools: memory, workspace files, shell, files, browser, web"
 
 
 def test_host_tools_option_is_validated(tmp_path: Path) -> None:
@@ -314,7 +317,9 @@ def test_host_tools_option_is_validated(tmp_path: Path) -> None:
         ctx = AdapterContext("r", tmp_path, options, Clock(), lambda name: None)  # type: ignore[arg-type,return-value]
         return OpenClawAdapter(ctx)
 
-    assert make().settings.host_tools == frozenset()
+    assert make().settings.host_tools == {"shell", "files", "browser", "web"}  # on, in the sandbox
+    assert make(agent_sandbox="none").settings.host_tools == frozenset()  # off without one
+    assert make(agent_sandbox="none", openclaw_host_tools=["shell"]).settings.host_tools == {"shell"}
     assert make(openclaw_host_tools=True).settings.host_tools == {"shell", "files", "browser", "web"}
     assert make(openclaw_host_tools=["web"]).settings.host_tools == {"web"}
     with pytest.raises(ValueError, match="openclaw_host_tools"):
