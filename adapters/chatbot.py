@@ -2,17 +2,18 @@
 
 ``start_new_conversation`` is a no-op, so its context is never cleared (``supports_new_conversation`` is
 False: the persona is told that it still sees the whole chat). The history lives in
-``results/<run>/agent/chatbot.jsonl``; state.json keeps only how many lines are committed and the reply
-counter. Options: ``model`` (default ``scripted/recall``), ``system_prompt``. A reply may take as long as the
-model's entry allows (``timeout`` × its attempts and the waits between them: ``reply_timeout``).
+``results/<run>/agent/chatbot.jsonl`` (``adapters/history_file.py``); state.json keeps only how many lines are
+committed and the reply counter. Options: ``model`` (default ``scripted/recall``), ``system_prompt``. A reply
+may take as long as the model's entry allows (``timeout`` × its attempts and the waits between them:
+``reply_timeout``).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from adapters.base import AdapterContext, AdapterError, BaseAdapter
+from adapters.history_file import HistoryFile
 from adapters.options import check_known, every_problem, opt_str
 from engine.models.base import ChatModel, Message, ModelError
 from engine.sanitize import valid_text
@@ -45,62 +46,38 @@ class ChatbotAdapter(BaseAdapter):
         self.model: ChatModel = ctx.make_model(self.model_name)
         # a reply is one model call: the engine waits as long as the model's entry lets that call take
         self.reply_timeout = self.model.longest_call if isinstance(self.model, _Bounded) else None
-        self.path = ctx.run_dir / "agent" / "chatbot.jsonl"
-        self.history: list[Message] = []
+        self.log = HistoryFile(ctx.run_dir / "agent" / "chatbot.jsonl")
         self.virtual_time = False
 
     def import_state(self, data: dict[str, Any]) -> None:
         super().import_state(data)  # also reads the ``seq`` (last reply) saved before ``next_seq``
-        committed = int(data.get("messages", 0))
         self.virtual_time = bool(data.get("virtual_time", False))
-        lines = self.path.read_text(encoding="utf-8").splitlines() if self.path.exists() else []
-        self.history = [json.loads(line) for line in lines[:committed]]
-        if len(lines) > committed:  # written after the last saved state: replayed on resume
-            self._rewrite()
+        self.log.restore(int(data.get("messages", 0)))  # lines written after the state: replayed on resume
 
     def export_state(self) -> dict[str, Any]:
-        return {**super().export_state(), "messages": len(self.history), "virtual_time": self.virtual_time}
-
-    def _rewrite(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text(
-            "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in self.history), encoding="utf-8"
-        )
-
-    def _append(self, message: Message) -> None:
-        self.history.append(message)
-        line = json.dumps(message, ensure_ascii=False) + "\n"
-        try:
-            handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed below
-        except FileNotFoundError:  # the folder is made once, not per message
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
-        with handle:
-            handle.write(line)
+        return {**super().export_state(), "messages": self.log.lines, "virtual_time": self.virtual_time}
 
     async def create_session(self, name: str) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.log.path.parent.mkdir(parents=True, exist_ok=True)
 
     async def send_message(self, text: str) -> None:
         text = valid_text(text)
         if self.virtual_time:
             text = f"[{self.ctx.clock.now():%a %d %b %Y %H:%M}] {text}"
-        message: Message = {"role": "user", "content": text}  # joins the history as it is: a model sees
-        messages: list[Message] = [self._system_message, *self.history, message]  # the same objects again
+        message: Message = {"role": "user", "content": text}  # joins the history as it is: a model
+        messages: list[Message] = [self._system_message, *self.log.messages, message]  # sees the same again
         with self.working():
             try:
                 completion = await self.model.complete(messages)
             except ModelError as exc:
                 raise AdapterError(f"chatbot model {self.model_name!r}: {exc}") from None
         reply = valid_text(completion.content or "").strip()  # a lone surrogate would break chatbot.jsonl
-        self._append(message)
-        self._append({"role": "assistant", "content": reply})
+        self.log.append(message, {"role": "assistant", "content": reply})
         self.record_reply(reply or "(empty reply)")
 
     async def destroy_session(self) -> None:
-        self.history = []
+        self.log.remove()
         self.replies.clear()
-        self.path.unlink(missing_ok=True)
 
     async def set_virtual_time(self, iso: str) -> None:
         """From now on each user message is stamped; the time itself is the run's shared clock."""

@@ -4,7 +4,10 @@ Options: ``base_url`` (…/v1), ``model``, ``api_key_env`` (the variable holding
 ``mode``: ``"stateless"`` (default: the adapter keeps the history and sends it whole every turn) or
 ``"stateful"`` (the endpoint keeps the conversation: only the new user turn is sent, tagged with a session
 id through ``session_header`` such as ``"X-Session-Id"`` or ``session_field: "user"``), ``reply_timeout``.
-A new conversation is a new session id (stateful) or a cleared history (stateless).
+A new conversation is a new session id (stateful) or a cleared history (stateless). The stateless history lives
+in ``results/<run>/agent/openai-endpoint.jsonl`` (``adapters/history_file.py``: a new conversation is a reset
+line); state.json keeps only how many of its lines a checkpoint covers, so it stays bounded and a resume sends
+exactly what an uninterrupted run sends.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 import httpx
 
 from adapters.base import AdapterContext, AdapterError, BaseAdapter
+from adapters.history_file import HistoryFile
 from adapters.options import check_known, every_problem, opt_choice, opt_number, opt_str, require
 from engine.sanitize import valid_text
 
@@ -44,8 +48,8 @@ class OpenAIEndpointAdapter(BaseAdapter):
             if self.mode == "stateful" and not (self.session_header or self.session_field):
                 raise ValueError("mode: 'stateful' needs session_header or session_field")
             self.reply_timeout = float(opt_number(options, "reply_timeout", 300.0, 1, 24 * 3600) or 300)
-        self.history: list[dict[str, str]] = []
-        # stateless: the history (kept with the checkpoint) gains a turn only with its reply;
+        self.log = HistoryFile(ctx.run_dir / "agent" / "openai-endpoint.jsonl")
+        # stateless: the history (its lines counted by the checkpoint) gains a turn only with its reply;
         # stateful: the endpoint's memory is out of reach
         self.checkpointed = self.mode == "stateless"
         self.session_id = uuid.uuid4().hex
@@ -60,7 +64,7 @@ class OpenAIEndpointAdapter(BaseAdapter):
         turn = {"role": "user", "content": valid_text(text)}
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [*self.history, turn] if self.mode == "stateless" else [turn],
+            "messages": [*self.log.messages, turn] if self.mode == "stateless" else [turn],
         }
         headers = {"Authorization": f"Bearer {self._api_key()}"} if self.api_key_env else {}
         if self.mode == "stateful":
@@ -80,10 +84,10 @@ class OpenAIEndpointAdapter(BaseAdapter):
                 raise AdapterError(f"openai-endpoint: request to {self.base_url} failed: {exc!r}") from None
         reply = self.record_reply(self.read_chat_reply(response, "choices", 0, "message", "content"))
         if self.mode == "stateless":
-            self.history += [turn, {"role": "assistant", "content": reply.text}]
+            self.log.append(turn, {"role": "assistant", "content": reply.text})
 
     async def start_new_conversation(self) -> None:
-        self.history = []
+        self.log.reset()
         self.session_id = uuid.uuid4().hex
 
     async def destroy_session(self) -> None:
@@ -91,9 +95,12 @@ class OpenAIEndpointAdapter(BaseAdapter):
         await self.start_new_conversation()
 
     def export_state(self) -> dict[str, Any]:
-        return {**super().export_state(), "history": self.history, "session_id": self.session_id}
+        return {**super().export_state(), "history_lines": self.log.lines, "session_id": self.session_id}
 
     def import_state(self, data: dict[str, Any]) -> None:
         super().import_state(data)
-        self.history = list(data.get("history", []))
+        if "history" in data:  # saved whole in state.json by an older version: moved to its file
+            self.log.start_from(list(data["history"]))
+        else:
+            self.log.restore(int(data.get("history_lines", 0)))
         self.session_id = str(data.get("session_id", self.session_id))

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from pathlib import Path
-from typing import Any, Literal
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from urllib.parse import urlsplit
 
 import json5
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from engine.expand import ExpandError, Group, expand
+from engine.models.faults import scripted_name_problem
 
 
 class ConfigError(Exception):
@@ -24,8 +27,53 @@ def did_you_mean(name: str, known: list[str]) -> str:
     return f"did you mean {close[0]!r}? " if close else ""
 
 
+def stray_key(annotation: Any, value: Any, where: str = "") -> str:
+    """``value`` (parsed JSON) read as ``annotation``: "unknown key <path>" for the first key of an object that
+    its model does not declare, at any depth; "" when there is none. For documents read strictly that a model
+    with defaults would otherwise accept (``state.json`` and its journal: ``engine/state.py``)."""
+    kind, inner = _shape(annotation)
+    if kind == "model" and isinstance(value, dict):
+        for key, item in value.items():
+            if key not in inner:
+                return f"unknown key {where}{key}"
+            if _shape(inner[key])[0] and (found := stray_key(inner[key], item, f"{where}{key}.")):
+                return found
+    elif kind == "list" and isinstance(value, list):
+        return next((f for i, v in enumerate(value) if (f := stray_key(inner, v, f"{where[:-1]}[{i}]."))), "")
+    elif kind == "dict" and isinstance(value, dict):
+        return next((f for k, v in value.items() if (f := stray_key(inner, v, f"{where}{k}."))), "")
+    elif kind == "one" and value is not None:
+        return stray_key(inner, value, where)
+    return ""
+
+
+@functools.cache
+def _shape(annotation: Any) -> tuple[str, Any]:
+    """How ``stray_key`` reads a value of ``annotation``: a model (its fields' annotations), a list or dict of
+    what holds one, the one model-holding type of a union or ``Annotated``; ("", None): no model inside."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "model", {name: field.annotation for name, field in annotation.model_fields.items()}
+    holding = [arg for arg in args if _shape(arg)[0]]
+    if origin is list and holding:
+        return "list", args[0]
+    if origin is dict and holding:
+        return "dict", args[1]
+    if origin in (Union, UnionType, Annotated) and len(holding) == 1:
+        return "one", holding[0]
+    return "", None
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def _scripted_options(value: str | None) -> str | None:
+    """A model name whose scripted options (a fault plan, slips) are wrong is refused at its key."""
+    problem = scripted_name_problem(value) if value else ""
+    if problem:
+        raise ValueError(problem)
+    return value
 
 
 class Price(_Strict):
@@ -59,6 +107,8 @@ class ModelSpec(_Strict):
     # a price changes nothing a run does: left out of dumps, so config hashes stay as they were
     price: Price | None = Field(default=None, exclude=True)
 
+    _scripted = field_validator("model")(_scripted_options)
+
     @field_validator("base_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
@@ -88,6 +138,8 @@ class PersonaConfig(_Strict):
         default=4, ge=1
     )  # turns in a row without a valid tool call → waiting: persona stuck
     max_turns_per_phase: int = Field(default=400, ge=1)  # persona turns in one phase → waiting: persona stuck
+
+    _scripted = field_validator("model")(_scripted_options)
 
 
 class CompactionConfig(_Strict):
@@ -170,6 +222,8 @@ class RunConfig(BaseModel):
     max_reply_chars: int = Field(default=20000, ge=100)  # longer agent replies reach the persona shortened
     # where a run is placed changes nothing it does: left out of dumps, so config hashes stay as they were
     resources: ResourcesConfig | None = Field(default=None, exclude=True)
+
+    _scripted = field_validator("persona")(_scripted_options)
 
     def adapter_options(self) -> dict[str, Any]:
         return dict(self.model_extra or {})

@@ -18,7 +18,7 @@ ErrorWhere = Literal["persona model", "agent", "js", "engine", "judge model"]
 """Where an error came from."""
 
 OperatorAction = Literal[
-    "pause", "resume", "next_phase", "edit_fact", "add_fact", "new_session", "persona_note"
+    "pause", "resume", "next_phase", "edit_fact", "add_fact", "new_session", "persona_note", "abort_call"
 ]
 """What an operator did: one per command kind (``engine/commands.py``)."""
 

@@ -15,26 +15,26 @@ benchmark and its transcript is checked when a run resumes (``engine/run/resume_
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import tempfile
 from datetime import date
 from pathlib import Path
-from types import UnionType
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import from_json
 
 from engine.benchmark.model import Sheet
+from engine.config import stray_key
 from engine.events import AgentCompacted, EvaluationLogged, JudgeGraded, RunStatus
 from engine.models.base import Message
 from engine.persona_record import PersonaRecord
 
 STATE_VERSION = 2  # a field added to RunState is a new version, its keys listed in VERSION_KEYS
 JOURNALED = frozenset(
-    "persona_messages sheets told changed_at evaluations graded_at judge_grades agent_observations sent_log".split()
+    "persona_messages sheets told changed_at evaluations graded_at judge_grades agent_observations sent_log "
+    "agent_context report_entries".split()
 )
 """Fields kept in the journal, not in ``state.json`` (once the state has a journal)."""
 FIRST_KEYS = frozenset(
@@ -48,7 +48,9 @@ VERSION_KEYS = {  # the keys each version writes (those of JOURNALED in the jour
     2: FIRST_KEYS
     | frozenset(
         "messages_sent phase_first_message changed_at last_replies sent_since_grade graded_at sent_log "
-        "sent_log_from judge_grades persona_compactions persona_record pending_report journal journal_bytes".split()
+        "sent_log_from judge_grades persona_compactions persona_record pending_report journal journal_bytes "
+        # journaled series added since: no version of their own, as a journal without them holds none yet
+        "agent_context report_entries".split()
     ),
 }
 RETIRED = frozenset({"inflight_message"})  # keys a version 1 state may hold that nothing reads (dropped)
@@ -77,6 +79,14 @@ class SentMessage(BaseModel):
     n: int  # its transcript number (the ``message_sent`` event)
     phase: int  # the phase it was sent in (0-based)
     keys: str  # what it says, as space-separated keys (``engine/grading/told_values.py``)
+
+
+class ContextReading(NamedTuple):
+    """A size of the agent's context its adapter reported, kept when it changed (``AgentChannel.record``)."""
+
+    n: int  # the transcript's length when it was read (it came after event n - 1)
+    phase: int  # the phase it was read in (0-based)
+    tokens: int
 
 
 class RunState(BaseModel):
@@ -125,6 +135,7 @@ class RunState(BaseModel):
     judge_grades: dict[str, JudgeGraded] = Field(default_factory=dict)  # the judge's latest grade per check
     persona_compactions: int = Field(default=0, ge=0)
     agent_observations: list[AgentCompacted] = Field(default_factory=list)
+    agent_context: list[ContextReading] = Field(default_factory=list)  # the report's "before the exam", peak
     persona_record: PersonaRecord | None = None  # slips and new sessions, counted as recorded (None: not yet)
     agent_seq: int = Field(default=0, ge=0)
     adapter_state: dict[str, Any] = Field(default_factory=dict)
@@ -136,6 +147,7 @@ class RunState(BaseModel):
     transcript_events: int = Field(default=0, ge=0)
     reported: bool = False
     pending_report: str = ""  # an entry saved with this checkpoint, appended to report.md right after
+    report_entries: list[str] = Field(default_factory=list)  # the ids of its entries: a newer one supersedes
     journal: int = Field(default=0, ge=0)  # generation of the journal holding JOURNALED (0: none, all here)
     journal_bytes: int = Field(default=0, ge=0)  # the journal's length this checkpoint covers
 
@@ -273,42 +285,6 @@ def key_problem(raw: Any) -> str:
     return " and ".join(problems) or stray_key(RunState, raw)
 
 
-def stray_key(annotation: Any, value: Any, where: str = "") -> str:
-    """``value`` (parsed JSON) read as ``annotation``: "unknown key <path>" for the first key of an object that
-    its model does not declare, at any depth; "" when there is none."""
-    kind, inner = _shape(annotation)
-    if kind == "model" and isinstance(value, dict):
-        for key, item in value.items():
-            if key not in inner:
-                return f"unknown key {where}{key}"
-            if _shape(inner[key])[0] and (found := stray_key(inner[key], item, f"{where}{key}.")):
-                return found
-    elif kind == "list" and isinstance(value, list):
-        return next((f for i, v in enumerate(value) if (f := stray_key(inner, v, f"{where[:-1]}[{i}]."))), "")
-    elif kind == "dict" and isinstance(value, dict):
-        return next((f for k, v in value.items() if (f := stray_key(inner, v, f"{where}{k}."))), "")
-    elif kind == "one" and value is not None:
-        return stray_key(inner, value, where)
-    return ""
-
-
-@functools.cache
-def _shape(annotation: Any) -> tuple[str, Any]:
-    """How ``stray_key`` reads a value of ``annotation``: a model (its fields' annotations), a list or dict of
-    what holds one, the one model-holding type of a union or ``Annotated``; ("", None): no model inside."""
-    origin, args = get_origin(annotation), get_args(annotation)
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return "model", {name: field.annotation for name, field in annotation.model_fields.items()}
-    holding = [arg for arg in args if _shape(arg)[0]]
-    if origin is list and holding:
-        return "list", args[0]
-    if origin is dict and holding:
-        return "dict", args[1]
-    if origin in (Union, UnionType, Annotated) and len(holding) == 1:
-        return "one", holding[0]
-    return "", None
-
-
 class _Record(BaseModel):
     """One journal line (``replay_journal``), read strictly: its keys are those of one kind in ``_KINDS``."""
 
@@ -326,6 +302,8 @@ class _Record(BaseModel):
     judge: JudgeGraded | None = None
     observation: AgentCompacted | None = None
     sent: tuple[int, int, str] | None = None
+    context: ContextReading | None = None
+    entry: str | None = None
 
 
 _KINDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {  # a record's kind: the keys it has, may have
@@ -333,7 +311,8 @@ _KINDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {  # a record's kind:
     for kind, keys, optional in [
         *(("m", "m", ""), ("reset", "reset", ""), ("sheet", "sheet value", ""), ("told", "told ids", "")),
         *(("changed_at", "changed_at", ""), ("grade", "grade at", "evaluation judge")),
-        *(("observation", "observation", ""), ("sent", "sent", "")),
+        *(("observation", "observation", ""), ("sent", "sent", ""), ("context", "context", "")),
+        ("entry", "entry", ""),
     ]
 }
 
@@ -345,7 +324,8 @@ def replay_journal(state: RunState, data: bytes) -> None:
     its told marks, ``{"changed_at": {"sheet id": n}}`` change stamps, ``{"grade": check id, "at": messages
     sent, "evaluation": event, "judge": event}`` a check's latest grade and the judge's grade of it (either
     absent: none), ``{"observation": event}`` an agent compaction, ``{"sent": [n, phase, keys]}`` a message the
-    agent received. A line that is not one of these exactly is a ``ValueError`` naming its number."""
+    agent received, ``{"context": [n, phase, tokens]}`` its context's size, ``{"entry": id}`` a report entry of
+    the run. A line that is not one of these exactly is a ``ValueError`` naming its number."""
     messages: list[Message] = []
     state.sheets, state.told, state.changed_at = {}, {}, {}
     for number, line in enumerate(data.splitlines(), start=1):
@@ -374,6 +354,10 @@ def replay_journal(state: RunState, data: bytes) -> None:
         elif r.sent is not None:
             n, phase, keys = r.sent
             state.sent_log.append(SentMessage(n=n, phase=phase, keys=keys))
+        elif r.context is not None:
+            state.agent_context.append(r.context)
+        elif r.entry is not None:
+            state.report_entries.append(r.entry)
     state.persona_messages = messages
 
 

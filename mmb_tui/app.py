@@ -17,6 +17,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from engine.api import EngineApi
+from engine.commands import AbortCall
 from engine.config import Config, ConfigError, load_config
 from engine.events import Event
 from mmb_tui.file_watch import watch_paths
@@ -34,7 +35,8 @@ HELP: list[HelpSection] = [
         [
             ("↑ ↓  [ ]", "select a run (in the runs pane / anywhere)"),
             ("s", "start the selected run, or resume it from its state"),
-            ("p", "pause before the persona's next turn / resume"),
+            ("p", "pause (a call in flight is cut short, made again) / resume"),
+            ("a", "abort a hung model or agent call, or a back-off: retry now"),
             ("S", "start every idle or crashed run (asks first)"),
             ("P", "pause every running run; when none runs, resume every paused or waiting one"),
             ("R", "restart from scratch (asks first; deletes results/<run>)"),
@@ -111,6 +113,13 @@ class MmbApp(App[None]):
             tooltip="Leave the screen; this process plays its runs on headless",
         ),
         Binding("ctrl+q", "request_quit", "Quit", show=False, priority=True),
+        Binding(
+            "a",
+            "abort_call",
+            "Abort call",
+            show=False,
+            tooltip="Cut short the selected run's model or agent call (or its back-off) and retry it now",
+        ),
     ]
 
     def __init__(
@@ -259,6 +268,17 @@ class MmbApp(App[None]):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(HELP))
+
+    def action_abort_call(self) -> None:
+        """Cut short the call the selected run waits for (a model, the agent's reply) or its back-off after a
+        failure: the engine tries it again now (``AbortCall``)."""
+        if self.screen is not self.main:
+            return
+        view = self.main.selected_view()
+        if view is None:
+            self.notify("No run selected.", severity="warning")
+            return
+        self.main.send(view.run_id, AbortCall(), "Abort call")
 
     def in_flight(self) -> list[str]:
         flying = []

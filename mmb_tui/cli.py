@@ -47,8 +47,9 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("--csv", type=Path, metavar="FILE", help="also write the figures as CSV")
     compare.add_argument("--json", type=Path, metavar="FILE", help="also write the figures as JSON")
     compare.add_argument("--config", default=argparse.SUPPRESS)
-    report = sub.add_parser("report", help="reprint results/report.md entries")
+    report = sub.add_parser("report", help="reprint results/report.md entries: the latest of each run")
     report.add_argument("run", nargs="?", metavar="RUN-ID")
+    report.add_argument("--all", action="store_true", help="every entry, also those a newer one supersedes")
     report.add_argument("--config", default=argparse.SUPPRESS)
     judge_eval = sub.add_parser(
         "judge-eval", help="measure a judge against labeled answers (agreement, false accepts/rejects)"
@@ -129,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "report":
             from engine.report.entries import reprint
 
-            text = reprint(config.results_path() / "report.md", args.run)
+            text = reprint(config.results_path() / "report.md", args.run, latest=not args.all)
             if not text:
                 print(
                     f"no report entries{' for ' + args.run if args.run else ''} in {config.results_path() / 'report.md'}"

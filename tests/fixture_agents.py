@@ -1,8 +1,9 @@
 """Scripted in-process test agents: a context that a new session clears and a long-term memory.
 
 Named in test configs as ``fixture_agents:ForgetfulAgent`` (an outside adapter, ``package.module:Class``);
-``FlakyAgent``, ``LateAgent`` and ``BuggyAgent`` fail on purpose, ``ClockAgent`` and ``NoStatusAgent`` follow virtual time,
-``HostileAgent`` replies with escape sequences, markup, a lone surrogate and one huge reply.
+``FlakyAgent``, ``LateAgent``, ``BuggyAgent`` and ``CrashOnceAgent`` fail on purpose, ``ClockAgent`` and
+``NoStatusAgent`` follow virtual time, ``HostileAgent`` replies with escape sequences, markup, a lone surrogate and
+one huge reply, ``MeasuredAgent`` reports its context's size.
 """
 
 from __future__ import annotations
@@ -140,6 +141,34 @@ class BuggyAgent(ForgetfulAgent):
         if self.received == 5:
             raise RuntimeError("adapter bug")
         await super().send_message(text)
+
+
+class CrashOnceAgent(ForgetfulAgent):
+    """An adapter bug on its 6th message, once per run (a file in the run's folder remembers it): the run
+    crashes, and resumed it plays to its end."""
+
+    name: ClassVar[str] = "crash-once"
+
+    async def send_message(self, text: str) -> None:
+        crashed = self.ctx.run_dir / "agent" / "crashed-once"
+        if self.received == 5 and not crashed.exists():
+            crashed.parent.mkdir(parents=True, exist_ok=True)
+            crashed.touch()
+            raise RuntimeError("adapter bug")
+        await super().send_message(text)
+
+
+class MeasuredAgent(ForgetfulAgent):
+    """Reports its context's size, ``TOKENS_PER_MESSAGE`` per message in it (a new session empties it), as a
+    real agent reports the input tokens of its last model call."""
+
+    name: ClassVar[str] = "measured"
+    TOKENS_PER_MESSAGE: ClassVar[int] = 1250
+
+    async def get_status(self) -> AgentStatus:
+        status = await super().get_status()
+        status.context_tokens = self.TOKENS_PER_MESSAGE * len(self.context) or None
+        return status
 
 
 class ClockAgent(ForgetfulAgent):

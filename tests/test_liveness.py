@@ -201,8 +201,9 @@ async def test_a_hanging_persona_model_shows_in_the_runs_table_within_5_s(
         await wait_until(pilot, lambda: re.search(r"⏳ persona [1-9]\d*s", _status(pilot)) is not None)
         last = pilot.app.query_one(RunsTable).get_cell("r", "last")
         assert re.fullmatch(r"\d+s", str(last))
-        await pilot.press("p")  # a pause waits for the persona's turn to end: pending meanwhile
-        await wait_until(pilot, lambda: scheduler.view("r").pause_pending and _status(pilot).endswith("⏸"))
+        await pilot.press("p")  # a pause never waits behind the hung call: it is cut short (issue 25)
+        await wait_until(pilot, lambda: scheduler.view("r").status == "paused", timeout=5)
+        assert scheduler.view("r").activity == Activity() and not scheduler.view("r").pause_pending
         await scheduler.stop_all()
         await wait_until(pilot, lambda: not scheduler.running("r"))
         assert scheduler.view("r").activity == Activity()

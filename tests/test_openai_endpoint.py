@@ -1,17 +1,25 @@
-"""The openai-endpoint adapter against a small aiohttp endpoint, stateless and stateful."""
+"""The openai-endpoint adapter against a small aiohttp endpoint, stateless and stateful; the stateless history in
+its own file, so a run killed and resumed sends what an uninterrupted one sends and state.json stays bounded."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
+from engine_helpers import fast, make_config, play
 
 from adapters.base import AdapterContext, AdapterError
 from adapters.openai_endpoint import OpenAIEndpointAdapter
 from engine.clock import ManualClock
+from engine.config import Config
+from engine.models.scripted_recall import answer
+from engine.run.build import build_run
+from engine.state import load_state
 
 
 class Endpoint:
@@ -21,6 +29,7 @@ class Endpoint:
         self.requests: list[tuple[dict[str, str], dict[str, Any]]] = []
         self.sessions: dict[str, list[str]] = {}
         self.garbage = False
+        self.recall = False  # answer as scripted/recall does: a function of the messages sent, nothing else
 
     async def chat(self, request: web.Request) -> web.Response:
         body = await request.json()
@@ -30,11 +39,10 @@ class Endpoint:
         session = request.headers.get("X-Session-Id") or body.get("user") or "-"
         history = self.sessions.setdefault(session, [])
         history += [m["content"] for m in body["messages"] if m["role"] == "user"]
+        content = answer(body["messages"]) if self.recall else f"turn {len(history)}: {history[-1]}"
         return web.json_response(
             {
-                "choices": [
-                    {"message": {"role": "assistant", "content": f"turn {len(history)}: {history[-1]}"}}
-                ],
+                "choices": [{"message": {"role": "assistant", "content": content}}],
                 "usage": {"prompt_tokens": 7, "completion_tokens": 3},
             }
         )
@@ -150,3 +158,57 @@ async def test_the_agents_token_usage_is_recorded(endpoint: tuple[Endpoint, str]
     await adapter.send_message("one")
     await adapter.send_message("two")
     assert [(u.prompt_tokens, u.completion_tokens) for u in seen] == [(7, 3), (7, 3)]
+
+
+def _stateless_run(tmp_path: Path, url: str) -> Config:
+    return make_config(
+        tmp_path, {"r": {"benchmark": "full", "agent": "openai-endpoint", "base_url": url, "model": "m"}}
+    )
+
+
+async def test_a_stateless_run_killed_and_resumed_sends_what_an_uninterrupted_one_sends(
+    endpoint: tuple[Endpoint, str], tmp_path: Path
+) -> None:
+    server, url = endpoint
+    server.recall = True
+    (tmp_path / "uninterrupted").mkdir()
+    await play(_stateless_run(tmp_path / "uninterrupted", url), "r")
+    uninterrupted = [body["messages"] for _, body in server.requests]
+    assert len(uninterrupted) > 8 and any(len(m) > 4 for m in uninterrupted)
+    server.requests.clear()
+
+    config = _stateless_run(tmp_path, url)
+    run = build_run(config, "r", tune=fast)
+    send, sent = run.adapter.send_message, [0]
+
+    async def killed_after_the_8th_reply(text: str) -> None:  # its reply in the file, not yet checkpointed
+        await send(text)
+        sent[0] += 1
+        if sent[0] == 8:
+            raise asyncio.CancelledError
+
+    run.adapter.send_message = killed_after_the_8th_reply  # type: ignore[method-assign]
+    with pytest.raises(asyncio.CancelledError):
+        await run.run()
+    history = config.results_path() / "r" / "agent" / "openai-endpoint.jsonl"
+    written = len(history.read_text(encoding="utf-8").splitlines())
+    saved = load_state(config.results_path() / "r" / "state.json")
+    assert saved is not None and saved.adapter_state["history_lines"] < written  # lines past the checkpoint
+
+    resumed = await play(config, "r")
+    assert resumed.state.finished
+    assert [body["messages"] for _, body in server.requests] == [*uninterrupted[:8], *uninterrupted[7:]]
+    assert b'{"reset": true}' in history.read_bytes()  # chapter2.md's new session, as a line of the file
+    raw = json.loads((config.results_path() / "r" / "state.json").read_text(encoding="utf-8"))
+    assert set(raw["adapter_state"]) == {"next_seq", "history_lines", "session_id"}  # no history in it
+    assert raw["adapter_state"]["history_lines"] == len(history.read_text(encoding="utf-8").splitlines())
+
+
+def test_a_history_saved_in_the_state_by_an_older_version_moves_to_its_file(tmp_path: Path) -> None:
+    adapter = make(tmp_path, base_url="http://x", model="m")
+    old = [{"role": "user", "content": "one"}, {"role": "assistant", "content": "turn 1: one"}]
+    adapter.import_state({"next_seq": 2, "history": old, "session_id": "s"})
+    assert adapter.log.messages == old and adapter.export_state()["history_lines"] == 2
+    again = make(tmp_path, base_url="http://x", model="m")
+    again.import_state(adapter.export_state())
+    assert again.log.messages == old

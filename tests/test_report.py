@@ -221,6 +221,15 @@ async def test_a_played_run_names_everything_it_was_produced_with(tmp_path: Path
     assert "Virtual time" not in text  # a real-time benchmark
 
 
+def test_the_entry_names_how_the_agent_ran() -> None:
+    from engine.report.provenance import Provenance
+    from engine.report.writer import provenance_lines
+
+    setup = ("Agent sandbox: bubblewrap 0.8.0 (…)", "Agent tools: memory, terminal")
+    lines = provenance_lines("b", "hermes", Provenance(agent_model="m", agent_setup=setup))
+    assert lines[2:5] == ["Agent: hermes · model m", *setup]
+
+
 async def test_a_virtual_time_run_is_dated_by_the_wall_clock(tmp_path: Path) -> None:
     config = make_config(tmp_path, {"d": {"benchmark": "days", "agent": "chatbot"}})
     before = datetime.now(UTC).replace(second=0, microsecond=0)

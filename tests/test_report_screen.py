@@ -1,5 +1,5 @@
-"""The report browser (issue 12): newest first by real finish time, lazy, filterable, marks entries whose
-transcript is gone, tells identical entries apart, and ``o`` lands on exactly the answer's event."""
+"""The report browser (issue 12): newest first by real finish time, the latest entry of each run (issue 24), lazy,
+filterable, marks entries whose transcript is gone, and ``o`` lands on exactly the answer's event."""
 
 from __future__ import annotations
 
@@ -195,7 +195,7 @@ async def test_the_browser_lists_entries_newest_first_by_finish_time(scene: Scen
 async def test_entries_are_built_only_when_expanded(scene: Scene) -> None:
     write_report(
         scene,
-        *(entry(f"2026-08-19 10:{i:02d}", "chatbot-1", 6, [("3.2", 5, "[AGG]", 12)]) for i in range(50)),
+        *(entry(f"2026-08-19 10:{i:02d}", f"chatbot-{i}", 6, [("3.2", 5, "[AGG]", 12)]) for i in range(50)),
     )
     app = scene.app()
     async with app.run_test(size=(120, 30)) as pilot:
@@ -284,14 +284,15 @@ async def test_an_entry_whose_transcript_is_gone_is_marked_and_o_says_so(scene: 
         assert "transcript gone" in labels(screen)[0]
 
 
-async def test_identical_entries_after_a_restart_are_told_apart(scene: Scene) -> None:
+async def test_a_runs_newer_entry_hides_its_older_ones_even_an_identical_one(scene: Scene) -> None:
     same = entry("2026-08-19 10:00", "chatbot-1", 6, [("3.2", 5, "[AGG]", 12)], entry_id="{}")
-    write_report(scene, same.format("1111aaaa2222"), same.format("3333bbbb4444"))
+    other = entry("2026-08-19 09:00", "hermes-1", 7, entry_id="5555cccc6666")
+    write_report(scene, same.format("1111aaaa2222"), other, same.format("3333bbbb4444"))
     app = scene.app()
     async with app.run_test(size=(140, 30)) as pilot:
         screen = await open_reports(app, pilot)
-        first, second = labels(screen)
-        assert first.endswith("entry 3333bbbb4444") and second.endswith("entry 1111aaaa2222")
+        assert [lazy.entry.entry_id for lazy in screen.entries] == ["3333bbbb4444", "5555cccc6666"]
+        assert len(labels(screen)) == 2
 
 
 async def test_o_opens_exactly_the_answers_run_and_event_in_a_two_run_session(scene: Scene) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 from textual.widgets import Input, Static
 from tui_fakes import Scene, settle
 
-from engine.commands import AddFact, EditFact, NewSession, NextPhase, Pause, PersonaNote, Resume
+from engine.commands import AbortCall, AddFact, EditFact, NewSession, NextPhase, Pause, PersonaNote, Resume
 from engine.events import AgentReplied, ErrorOccurred, MessageSent
 from mmb_tui.screens.confirm_screen import ConfirmScreen
 from mmb_tui.screens.fact_editor_screen import FactEditorScreen
@@ -105,6 +105,26 @@ async def test_new_session_asks_and_note_reaches_the_persona(scene: Scene) -> No
         await pilot.press("m", *"ask 3.3 again", "enter")
         assert scene.engine.commands[-1] == ("chatbot-1", PersonaNote(text="ask 3.3 again"))
         assert _operator_actions(scene, "chatbot-1") == ["new_session", "persona_note"]
+
+
+async def test_a_sends_abort_call_to_the_selected_run_and_toasts_what_became_of_it(scene: Scene) -> None:
+    app = scene.app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("down", "a")  # hermes-1
+        await pilot.pause()
+        assert scene.engine.commands == [("hermes-1", AbortCall())]
+        assert _operator_actions(scene, "hermes-1") == ["abort_call"]
+        scene.engine.refusals["abort_call"] = "the run waits for no model or agent call"
+        await pilot.press("up", "a")
+        await pilot.pause()
+        assert scene.engine.commands[-1] == ("chatbot-1", AbortCall())
+        toasts = [(n.title, n.message, n.severity) for n in app._notifications]
+        assert ("hermes-1: Abort call", "abort_call applied", "information") in toasts
+        refused = ("chatbot-1: Abort call refused", "the run waits for no model or agent call", "error")
+        assert refused in toasts
+        await pilot.press("r", "a")  # another screen: the key is the main screen's only
+        await pilot.pause()
+        assert len(scene.engine.commands) == 2
 
 
 async def test_quitting_mid_run_asks_then_stops_all(scene: Scene) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Protocol
 
+from engine.commands import CallInterrupted
 from engine.config import Config, JudgeLead
 from engine.events import EvaluationLogged, Event, JudgeGraded, WaitingFor
 from engine.models.base import ChatModel, ModelError
@@ -94,6 +95,7 @@ class RunJudge:
     def __init__(self, judge: Judge, lead: JudgeLead = "persona") -> None:
         self.judge = judge
         self.lead = lead
+        self.cut: list[str] = []  # checks whose judge call a pause cut short: graded by ``grade_cut``
         self._recorder: JudgeRecorder | None = None
 
     @property
@@ -106,27 +108,40 @@ class RunJudge:
         self._recorder = recorder
         return self
 
-    async def grade(self, check_id: str) -> JudgeGraded:
-        """Grade the check's latest evaluation: a ``judge_graded`` event, kept in the state."""
+    async def grade(self, check_id: str) -> JudgeGraded | None:
+        """Grade the check's latest evaluation: a ``judge_graded`` event, kept in the state. A call the operator
+        cuts short is made again at once (``AbortCall``), or left in ``cut`` for ``grade_cut`` (a pause: None)."""
         recorder = self._recorder
         assert recorder is not None, "RunJudge.attach first"
         evaluation = recorder.state.evaluations[check_id]
-        with recorder.liveness.waiting("judge model"):
-            event = await judge_evaluation(self.judge, evaluation)
+        while True:
+            try:
+                with recorder.liveness.waiting("judge model"):
+                    event = await judge_evaluation(self.judge, evaluation)
+                break
+            except CallInterrupted as cut:
+                if cut.why == "pause":
+                    self.cut.append(check_id)
+                    return None
         recorder.emit(event)  # stamps its transcript number
         recorder.state.judge_grades[check_id] = event
         return event
 
+    async def grade_cut(self) -> None:
+        """Grade the checks whose judge call a pause cut short (the run does it once it plays on)."""
+        cut, self.cut = self.cut, []
+        for check_id in cut:
+            await self.grade(check_id)
+
     async def grade_pending(self) -> int:
         """Grade every evaluation left without a judge grade of it, or whose judge gave none (a failed call
-        may not fail again after a restart); how many there were."""
+        may not fail again after a restart); how many were graded (a pause may leave some for later)."""
         assert self._recorder is not None, "RunJudge.attach first"
         state = self._recorder.state
         current = current_grades(state.evaluations.values(), state.judge_grades)
         pending = [c for c in state.evaluations if c not in current or current[c].score is None]
-        for check_id in pending:
-            await self.grade(check_id)
-        return len(pending)
+        graded = [await self.grade(check_id) for check_id in pending]
+        return sum(1 for event in graded if event is not None)
 
 
 def make_run_judge(config: Config, run_id: str, meter: UsageMeter) -> RunJudge | None:

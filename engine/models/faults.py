@@ -2,9 +2,12 @@
 
 Call numbers are 1-based and counted per model instance (per model-name string in the server).
 Transport faults (``429``, ``500``, ``hang``, and the malformed 200s ``bad_json`` — a body that is not JSON —
-and ``no_choices`` — JSON without ``choices``) only exist over HTTP and are applied by ``server.py``;
-content faults (``bad_args``, ``empty``, ``plain_text``, ``echo``) change the model's real answer and are
-applied here by ``FaultyModel``, in process or behind the server.
+and ``no_choices`` — JSON without ``choices``) are served here once (``FaultyModel.transport``): behind
+``server.py`` as the HTTP response, in process as the ``ModelError`` the openai wrapper gives for that
+response (``HTTP 429: …``, ``malformed response: …``), so the run's retry path plays them; ``hang`` never
+answers in process until the call is cancelled (the operator's ``AbortCall`` or ``Pause``), and for
+``hang_seconds`` behind the server. Content faults (``bad_args``, ``empty``, ``plain_text``, ``echo``) change
+the model's real answer, in process or behind the server.
 """
 
 from __future__ import annotations
@@ -54,6 +57,17 @@ def _parse_faults(name: str, text: str) -> dict[int, FaultKind]:
             raise ModelError(f"model {name!r}: call {int(call)} has two faults")
         faults[int(call)] = cast(FaultKind, kind.strip())
     return faults
+
+
+def scripted_name_problem(name: str) -> str:
+    """What is wrong with the options of the scripted model name ``name`` ("" when nothing): a config check."""
+    if not name.partition("?")[0].startswith("scripted/"):
+        return ""
+    try:
+        parse_scripted_name(name)
+    except ModelError as exc:
+        return str(exc).removeprefix(f"model {name!r}: ")
+    return ""
 
 
 def parse_scripted_name(name: str) -> ScriptedName:
@@ -120,11 +134,48 @@ def apply_content_fault(kind: FaultKind, completion: Completion, messages: list[
     return completion
 
 
+@dataclass(frozen=True)
+class TransportFault:
+    """A transport fault as the wire has it (the server sends it) and as the openai wrapper reads it (a call
+    in process fails with ``reason``)."""
+
+    status: int
+    body: str  # the response body, JSON or (``bad_json``) not
+    reason: str  # the one-line reason ``openai_model.py`` gives for this response
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def _error_body(message: str, kind: str, code: str | None = None) -> str:
+    return json.dumps({"error": {"message": message, "type": kind, "param": None, "code": code}})
+
+
+def transport_fault(kind: FaultKind, call: int) -> TransportFault:
+    """The response of transport fault ``kind`` at call number ``call`` (a hang's, once it ends)."""
+    if kind == "429":
+        message = f"scripted rate limit (call {call})"
+        body = _error_body(message, "rate_limit_error", "rate_limit_exceeded")
+        return TransportFault(429, body, f"HTTP 429: {message}", {"Retry-After": "1"})
+    if kind == "500":
+        message = f"scripted server error (call {call})"
+        return TransportFault(500, _error_body(message, "server_error"), f"HTTP 500: {message}")
+    if kind == "hang":
+        message = f"scripted hang ended (call {call})"
+        return TransportFault(504, _error_body(message, "server_error"), f"HTTP 504: {message}")
+    if kind == "bad_json":  # a 200 that says JSON and is not (a proxy's page cut short, say)
+        body = '{"id": "chatcmpl-broken", "choices": [{"mess'
+        return TransportFault(200, body, "malformed response: the body is not JSON")
+    if kind == "no_choices":  # a 200 with JSON of the wrong shape
+        body = json.dumps({"object": "chat.completion", "error": f"scripted no choices (call {call})"})
+        return TransportFault(200, body, "malformed response: no choices")
+    raise ValueError(f"{kind!r} is not a transport fault")
+
+
 class FaultyModel:
     """Wraps a (scripted) ChatModel: counts calls, sleeps ``latency`` and applies the planned faults.
 
-    In process only content faults apply; a transport fault's call is counted and answered normally.
-    The server uses ``next_fault`` and ``answer`` separately to serve transport faults itself.
+    ``complete`` (in process) applies every fault: a transport fault is the ``ModelError`` its response
+    gives the openai wrapper, after a hang that lasts until the call is cancelled. The server uses
+    ``next_fault``, ``transport`` and ``answer`` separately, with ``hang_seconds`` set.
     """
 
     def __init__(
@@ -143,6 +194,7 @@ class FaultyModel:
         self.faults = dict(faults or {})
         self.reasoning = reasoning
         self.latency = latency
+        self.hang_seconds: float | None = None  # how long a hang lasts; None: until the call is cancelled
         self.calls = 0
         self._sleep = sleep
         self._clock = clock
@@ -151,6 +203,16 @@ class FaultyModel:
         """Count a call and return its planned fault, if any."""
         self.calls += 1
         return self.faults.get(self.calls)
+
+    async def transport(self, kind: FaultKind) -> TransportFault:
+        """Transport fault ``kind`` of the call just counted: a hang waits first (``hang_seconds``, or until
+        the call is cancelled)."""
+        if kind == "hang":
+            if self.hang_seconds is None:
+                await asyncio.Event().wait()  # never set: only a cancellation ends it
+            else:
+                await self._sleep(self.hang_seconds)
+        return transport_fault(kind, self.calls)
 
     async def answer(
         self, kind: FaultKind | None, messages: list[Message], tools: list[ToolSchema] | None = None
@@ -171,6 +233,9 @@ class FaultyModel:
         return completion
 
     async def complete(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> Completion:
-        """Count the call and answer it (content faults applied, transport faults ignored)."""
+        """Count the call and answer it, or fail it as its transport fault would fail a provider's call."""
         kind = self.next_fault()
+        if kind is not None and kind in TRANSPORT_FAULTS:
+            fault = await self.transport(kind)
+            raise ModelError(f"model {self.name!r}: {fault.reason}")
         return await self.answer(kind, messages, tools)

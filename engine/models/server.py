@@ -3,7 +3,8 @@
 ``POST /v1/chat/completions`` (JSON or SSE with ``stream: true``), ``GET /v1/models``, ``GET /health``.
 The ``model`` field is a scripted name, possibly with a fault plan (``scripted/recall?faults=1:429``), or a
 config key whose spec is scripted. Faults are counted per model-name string, so a client sees the plan in
-order. Any ``Authorization`` is accepted.
+order; a transport fault's response is ``faults.py``'s, the one a call in process fails with (a hang lasts
+``hang_seconds``, then a 504). Any ``Authorization`` is accepted.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from aiohttp import web
 
 from engine.config import Config, ConfigError, load_config
 from engine.models.base import Completion, ModelError, Usage
-from engine.models.faults import FaultyModel
+from engine.models.faults import TRANSPORT_FAULTS, FaultyModel
 from engine.models.prompt_usage import PrefixCache
 from engine.models.registry import SCRIPTED_MODELS, make_scripted, scripted_spec
 
@@ -52,6 +53,7 @@ class _Endpoints:
                 raise ModelError(f"model {name!r} is not served here (scripted models: {known})")
             model = make_scripted(scripted[0], scripted[1])
             model.name = name
+            model.hang_seconds = self.hang_seconds  # a hang ends, late, with a 504
             self._models[name] = model
         return self._models[name]
 
@@ -159,26 +161,10 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     except ModelError as exc:
         return _error(404, str(exc), "invalid_request_error", "model_not_found")
     kind = model.next_fault()
-    if kind == "429":
-        return _error(
-            429,
-            f"scripted rate limit (call {model.calls})",
-            "rate_limit_error",
-            "rate_limit_exceeded",
-            **{"Retry-After": "1"},
-        )
-    if kind == "500":
-        return _error(500, f"scripted server error (call {model.calls})", "server_error")
-    if kind == "hang":
-        await asyncio.sleep(endpoints.hang_seconds)
-        return _error(504, f"scripted hang ended (call {model.calls})", "server_error")
-    if kind == "bad_json":  # a 200 that says JSON and is not (a proxy's page cut short, say)
+    if kind is not None and kind in TRANSPORT_FAULTS:  # served as a provider would fail (``faults.py``)
+        fault = await model.transport(kind)
         return web.Response(
-            status=200, text='{"id": "chatcmpl-broken", "choices": [{"mess', content_type="application/json"
-        )
-    if kind == "no_choices":  # a 200 with JSON of the wrong shape
-        return web.json_response(
-            {"object": "chat.completion", "error": f"scripted no choices (call {model.calls})"}
+            status=fault.status, text=fault.body, content_type="application/json", headers=fault.headers
         )
     try:
         completion = await model.answer(kind, messages, tools if isinstance(tools, list) else None)

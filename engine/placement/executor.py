@@ -10,7 +10,6 @@ holds: the engine's worker process (about 0.2 GB) plus the agent's own processes
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 from typing import Protocol
 
@@ -18,7 +17,7 @@ from engine.api import Observer, RunView
 from engine.commands import Command, CommandResult
 from engine.config import Config
 from engine.events import ErrorOccurred, RunEnded, TerminationReason
-from engine.report.writer import REPORT_NAME, append_once, format_entry
+from engine.report.writer import REPORT_NAME, append_once, new_entry
 from engine.run.build import build_run
 from engine.run.lock import RunLock
 
@@ -76,7 +75,7 @@ async def end_crashed(config: Config, run_id: str, reason: str, observers: list[
         run.emit(ErrorOccurred(message=reason, where="engine", fatal=True))
         run.termination = TerminationReason.CRASHED
         run.state.reason = reason
-        entry = format_entry(run.summary()) + f"📊 Entry: {uuid.uuid4().hex[:12]}\n"
+        entry = new_entry(run.summary())
         run.state.pending_report, run.state.reported = entry, False
         run.set_status("crashed", reason)
         run.save()

@@ -6,7 +6,7 @@ by ``engine/report/parse.py``); ``index_report`` reads entries up to their heade
 use (``LazyEntry``). ``load_report`` gives them in the browser's order (``engine/report/filter.py``).
 
 The names callers read a report with are importable from here: ``ReportEntry`` and its parts,
-``parse_report_entries``, ``newest_first``, ``EntryFilter`` and ``FILTER_HELP``.
+``parse_report_entries``, ``newest_first``, ``latest_per_run``, ``EntryFilter`` and ``FILTER_HELP``.
 """
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 
-from engine.report.filter import FILTER_HELP, EntryFilter, newest_first
+from engine.report.filter import FILTER_HELP, EntryFilter, latest_per_run, newest_first, run_key
 from engine.report.parse import (
     HEADER,
     MARK,
+    REGRADE,
     ImperfectAnswer,
     PersonaFault,
     ReportEntry,
@@ -43,6 +44,7 @@ __all__ = [
     "PersonaFault",
     "ReportEntry",
     "index_report",
+    "latest_per_run",
     "load_report",
     "newest_first",
     "parse_fault",
@@ -84,6 +86,10 @@ class LazyEntry:
     @property
     def run_id(self) -> str:
         return self.head.run_id
+
+    @property
+    def regrade(self) -> str:
+        return self.head.regrade
 
     @property
     def title(self) -> str:
@@ -132,23 +138,29 @@ def _read(path: Path) -> list[ReportEntry]:
         return [lazy.entry for lazy in index_report(path)]
 
 
-def reprint(path: Path, run_id: str | None = None) -> bytes:
+def reprint(path: Path, run_id: str | None = None, *, latest: bool = False) -> bytes:
     """What ``mmb-tui report`` prints (UTF-8): the entries of the report at ``path`` in file order, optionally
-    of one run, each as ``ReportEntry.text()`` gives it, a blank line between them."""
+    of one run, only the latest of each run with ``latest`` (``latest_per_run``), each as
+    ``ReportEntry.text()`` gives it, a blank line between them."""
     try:
         data = path.read_bytes()
     except OSError:
         return b""
-    texts: list[bytes] = []
+    texts: dict[tuple[str, str] | int, bytes] = {}  # by the run an entry is the latest of (else its place)
     for chunk, header in _chunks(data):
         if _as_written(chunk, header) is None:
             lines = chunk.decode("utf-8", errors="replace").split("\n")
-            texts += [
-                e.text().encode() for e in parse_lines(lines, figures=False) if run_id in (None, e.run_id)
-            ]
-        elif header is not None and run_id in (None, header["run"].strip()):
-            texts.append(chunk + b"\n")
-    return b"\n".join(texts)
+            found = [(e.run_id, e.regrade, e.text().encode()) for e in parse_lines(lines, figures=False)]
+        elif header is not None:
+            found = [(header["run"].strip(), header["agent"].partition(REGRADE)[2], chunk + b"\n")]
+        else:
+            continue
+        for run, regrade, text in found:
+            if run_id in (None, run):
+                key = run_key(run, regrade) if latest else len(texts)
+                texts.pop(key, None)  # the latest takes the place of the one it replaces
+                texts[key] = text
+    return b"\n".join(texts.values())
 
 
 # Thousands of entries are read fast (issue 12): the report is cut into entries on the bytes, and an entry

@@ -1,4 +1,5 @@
-"""The report browser's order and filter over report entries: ``newest_first`` (real finish time) and
+"""The report browser's order and filter over report entries: ``newest_first`` (real finish time),
+``latest_per_run`` (what ``mmb-tui report`` and the browser show unless asked for every entry) and
 ``EntryFilter`` (run, score range, check type)."""
 
 from __future__ import annotations
@@ -35,6 +36,30 @@ def newest_first(entries: Iterable[_E]) -> list[_E]:
         keyed.append(((at or latest), entry.position, entry))
     keyed.sort(key=lambda k: (k[0], k[1]), reverse=True)
     return [entry for _, _, entry in keyed]
+
+
+class _OfRun(_Dated, Protocol):
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def regrade(self) -> str: ...
+
+
+_R = TypeVar("_R", bound=_OfRun)
+
+
+def run_key(run_id: str, regrade: str) -> tuple[str, str]:
+    """What an entry is the latest of: its run, or for a regrade its run and judge (``<judge> of …``)."""
+    return run_id, regrade.partition(" of ")[0]
+
+
+def latest_per_run(entries: Iterable[_R]) -> list[_R]:
+    """The latest entry of each run, in file order: a run's newer entry (its final one after an ``Incomplete``
+    one, which it says it supersedes, or one after a restart) hides its older ones; a regrade's entries are
+    kept apart from the run's own, the latest by each judge."""
+    latest = {run_key(e.run_id, e.regrade): e for e in sorted(entries, key=lambda e: e.position)}
+    return sorted(latest.values(), key=lambda e: e.position)
 
 
 FILTER_HELP = "run:NAME  score:<7 | >=8 | 5-8  type:AGG  (a bare word is a run; an empty filter shows all)"

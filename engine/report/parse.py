@@ -16,7 +16,7 @@ with a judge (issue 14: the headline says whose grades it counts, a ``Judge:`` l
 grades on each imperfect answer, ``≠`` lines for the disagreements) and of a regrade (its header ends with
 `` · regrade by <judge> of the entry of <date>``), and what can be trusted (issue 21: the ``Memory:`` score beside
 the headline with an amnesiac's, the ``Context:`` line, the ``Persona reliability:`` counts, a persona fault's
-judge grade).
+judge grade), and since issue 24 the ``Agent context:`` sizes and the ``Supersedes:`` id of the run's entry before.
 
 Figures take one prefix lookup per line; imperfect answers and persona faults are parsed when asked for.
 """
@@ -64,6 +64,10 @@ _EVALUATIONS = re.compile(r"^Evaluations:\s*(?P<count>\d+)(?:,\s*average\s*(?P<a
 _COVERAGE = re.compile(r"^Check coverage:\s*(?P<value>\S+)")
 _RUN_TIME = re.compile(r"^Run time:\s*(?P<value>.+)$")
 _ENTRY_ID = re.compile(r"^Entry:\s*(?P<id>\S+)")
+_SUPERSEDES = re.compile(r"^Supersedes:\s*(?P<id>\S+)")
+_AGENT_CONTEXT = re.compile(
+    r"^Agent context:\s*(?:(?P<before>[\d,]+) tokens before the exam)?[^·]*(?:·\s*peak\s+(?P<peak>[\d,]+))?"
+)
 _MEMORY = re.compile(
     r"^Memory:\s*(?:(?P<score>[\d.]+)/10)?(?:.*?over\s+(?:\d+\s+of\s+)?(?P<checks>\d+)\s+checks?)?"
     r"(?:.*remembers nothing:\s*(?P<amnesiac>[\d.]+)/10)?"
@@ -84,6 +88,7 @@ class ReportEntry:
     lines: list[str] = field(default_factory=list)  # every 📊 line, marker stripped, unwrapped
     position: int = 0  # its place in report.md, 0 for the first written
     entry_id: str = ""  # the ``Entry:`` id: tells identical entries apart ("" in entries written before it)
+    supersedes: str = ""  # the ``Supersedes:`` id: the run's entry before this one ("" for none)
     regrade: str = ""  # a regrade's entry: "<judge> of the entry of <date>" (its header's end); "" otherwise
     judge: str = ""  # with a judge: its name (the ``Judge:`` line)
     agreement: tuple[int, int] | None = (
@@ -109,6 +114,8 @@ class ReportEntry:
     amnesiac: float | None = None  # beside it: the score of an agent that remembers nothing, same checks
     memory_checks: int | None = None  # the checks asked after the context was last cleared (0: never cleared)
     context: str = ""  # the ``Context:`` line: when the agent's context was cleared, or never
+    context_before_exam: int | None = None  # the ``Agent context:`` line: tokens before the exam, the peak
+    context_peak: int | None = None
     persona_counts: dict[str, int] = field(default_factory=dict)  # "model calls", "refused calls", …
     refused_calls: dict[str, int] = field(default_factory=dict)  # refused persona tool calls by tool
 
@@ -255,6 +262,16 @@ def _entry_id(entry: ReportEntry, match: re.Match[str]) -> None:
     entry.entry_id = match["id"]
 
 
+def _supersedes(entry: ReportEntry, match: re.Match[str]) -> None:
+    entry.supersedes = match["id"]
+
+
+def _agent_context(entry: ReportEntry, match: re.Match[str]) -> None:
+    before, peak = match["before"], match["peak"]
+    entry.context_before_exam = int(before.replace(",", "")) if before else None
+    entry.context_peak = int(peak.replace(",", "")) if peak else None
+
+
 # the figures by the word before a line's first colon: one lookup per line, then that line's pattern
 _FIGURES = {
     "Score": (_SCORE, _score),
@@ -267,6 +284,8 @@ _FIGURES = {
     "Check coverage": (_COVERAGE, _coverage),
     "Run time": (_RUN_TIME, _run_time),
     "Entry": (_ENTRY_ID, _entry_id),
+    "Supersedes": (_SUPERSEDES, _supersedes),
+    "Agent context": (_AGENT_CONTEXT, _agent_context),
     "Judge": (_JUDGE, _judge),
     "Memory": (_MEMORY, _memory),
     "Context": (_CONTEXT, _context),

@@ -13,12 +13,18 @@ What can be trusted (issue 21, ``engine/report/trust.py``): a ``Memory:`` line b
 checks asked after the agent's context was last cleared, beside the score of an agent that remembers nothing; a
 ``Context:`` line says when the context was cleared, or that the run measures in-context recall; a ``Persona
 reliability:`` line counts the persona's model calls, refused calls, guard trips, replaced grades and faults.
+
+An ``Agent context:`` line gives the size of the agent's context before the exam and its peak, where the adapter
+reports sizes. A run's entries are linked (issue 24): each carries an ``Entry:`` id kept in the run's state, and a
+run that writes another (its final one after an ``Incomplete`` one, or another ``Incomplete``) says it
+``Supersedes:`` the one before; ``mmb-tui report`` shows the latest of each run.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -87,10 +93,14 @@ def format_entry(run: RunSummary, now: datetime | None = None) -> str:
         )
     lines.append(f"📊 Persona compactions: {state.persona_compactions}")
     lines.append("📊 " + _agent_compactions_line(run))
+    if context := agent_context_line(bench, state):
+        lines.append("📊 " + context)
     tokens = run.tokens
     if tokens:
         lines.append("📊 Tokens: " + priced_tokens_label(tokens, run.provenance.prices))
     lines.append(f"📊 Run time: {state.run_seconds / 60:.1f} min")
+    if state.report_entries:  # the run's entry before this one: this one replaces it
+        lines.append(f"📊 Supersedes: {state.report_entries[-1]}")
     # agent and model text is data: no escape sequence reaches a terminal, no line break a new entry
     return "\n".join(printable(line, newlines=False) for line in lines) + "\n"
 
@@ -118,6 +128,7 @@ def provenance_lines(bench: str, agent: str, p: Provenance) -> list[str]:
         f"Benchmark: {bench} · content {p.benchmark_hash or '?'} · MarathonMemBench {p.version or '?'}",
         f"Persona: {p.persona or '?'} · prompt {p.prompt_hash or '?'}",
         f"Agent: {agent} · model {p.agent_model or '?'}",
+        *p.agent_setup,  # its sandbox and tools (``Agent sandbox: …``, ``Agent tools: …``)
         f"Config: {p.config_hash or '?'}",
     ]
 
@@ -136,6 +147,38 @@ def _agent_compactions_line(run: RunSummary) -> str:
         )
         parts.append(f"phase {obs.phase_index + 1}{size}")
     return f"Agent compactions: {len(parts)} — " + "; ".join(parts)
+
+
+def agent_context_line(bench: Benchmark, state: RunState) -> str:
+    """``Agent context: 41,230 tokens before the exam · peak 101,900 (phase 14)``; "" when the adapter reported
+    no size. The exam: the last chapter that has checks. Before it: the size the agent answered the exam's first
+    message with (the last read before the message after it), so what it brought into the exam, a new session
+    that opens the exam included (the size read before that session started would be gone)."""
+    readings = state.agent_context
+    if not readings:
+        return ""
+    peak = max(readings, key=lambda r: r.tokens)
+    chapter = next((p.chapter for p in reversed(bench.phases) if p.checks), None)
+    start = next((p.index for p in bench.phases if p.chapter == chapter), len(bench.phases))
+    sent = [s.n for s in state.sent_log if s.phase >= start][:2]  # the exam's first message, and the next
+    before = [r for r in readings if len(sent) < 2 or r.n < sent[1]]
+    if not sent:
+        size = "— before the exam (not reached)"
+    elif before:
+        size = f"{before[-1].tokens:,} tokens before the exam"
+    else:
+        size = "— before the exam (no size read)"
+    return f"Agent context: {size} · peak {peak.tokens:,} (phase {peak.phase + 1})"
+
+
+def new_entry(run: RunSummary) -> str:
+    """The run's next entry: ``format_entry`` with an ``Entry:`` id that tells identical entries apart. The id is
+    kept in the run's state (saved with the checkpoint that holds the entry), so the run's next entry says it
+    supersedes this one."""
+    entry_id = uuid.uuid4().hex[:12]
+    text = format_entry(run) + f"📊 Entry: {entry_id}\n"
+    run.state.report_entries.append(entry_id)
+    return text
 
 
 def append_report(path: Path, run: RunSummary) -> None:

@@ -4,9 +4,11 @@ observations, new sessions, reviving a failed agent, and telling it the virtual 
 from __future__ import annotations
 
 import asyncio
+from datetime import date
 
-from engine.agents import AdapterError, AgentAdapter, Delivery, Observation
+from engine.agents import AdapterError, AgentAdapter, AgentStatus, Delivery
 from engine.clock import monotonic
+from engine.commands import CallInterrupted
 from engine.events import (
     AgentCompacted,
     AgentReplied,
@@ -20,6 +22,7 @@ from engine.grading.premises import log_sent
 from engine.run.parts import RunSettings
 from engine.run.recorder import ChannelRecorder
 from engine.sanitize import shorten_reply, valid_text
+from engine.state import ContextReading
 
 REPLY_PREFIX = "The assistant replied:"
 REPLY_MARGIN = 30.0  # seconds the engine waits beyond the longest reply an adapter's own settings allow
@@ -58,27 +61,17 @@ class AgentChannel:
 
         ``in_flight``: the message may already have reached the agent (it was being sent when the engine
         was killed or the agent failed); the agent is asked first (``check_delivery``) and a message it
-        already answered is not sent again; one sent again where it may now be twice is marked so."""
-        rec, settings = self.rec, self.settings
-        stamp = rec.clock.now()
-        with rec.liveness.waiting("agent reply"):
-            delivery = await self.adapter.check_delivery(text) if in_flight else "absent"
-            redelivery = REDELIVERY[delivery]
-            sent = MessageSent(text=text, redelivery=redelivery)
-            rec.emit(sent)  # stamps its transcript number
-            rec.state.messages_sent += 1
-            log_sent(rec.state, sent.n, text, stamp.date())
-            if redelivery != "collected":
-                if not self.adapter.checkpointed:  # a resume must know every message sent before this one
-                    await rec.flushed()
-                try:
-                    await asyncio.wait_for(self.adapter.send_message(text), self.reply_timeout())
-                except TimeoutError:
-                    raise AdapterError(
-                        f"the agent did not take the message within {self.reply_timeout():g} s"
-                    ) from None
-            replies = await self._collect()
-        keep_exchange(rec.state, text, replies)
+        already answered is not sent again; one sent again where it may now be twice is marked so. A wait the
+        operator cuts short (``CallInterrupted``) ends with the replies in hand, or raises without any."""
+        settings = self.settings
+        stamp = self.rec.clock.now()
+        replies: list[str] = []
+        try:
+            await self._exchange(text, in_flight, stamp.date(), replies)
+        except CallInterrupted:
+            if not replies:  # the message goes again when the step is made again (checked with the agent)
+                raise
+        keep_exchange(self.rec.state, text, replies)
         # the persona gets each reply shortened to the limit (marked); the transcript keeps them whole
         body = (
             "\n\n".join(shorten_reply(r, settings.max_reply_chars) for r in replies)
@@ -88,10 +81,31 @@ class AgentChannel:
         when = f" (sent {stamp:%a %d %b %H:%M})" if self.virtual_time else ""
         return f"{REPLY_PREFIX}{when}\n\n{body}"
 
-    async def _collect(self) -> list[str]:
-        """The agent's replies to the message just sent: until it sleeps or falls quiet after replying."""
+    async def _exchange(self, text: str, in_flight: bool, day: date, replies: list[str]) -> None:
+        """``deliver``'s wait: the message sent (unless the agent has it), its replies added to ``replies``."""
+        rec = self.rec
+        with rec.liveness.waiting("agent reply"):
+            delivery = await self.adapter.check_delivery(text) if in_flight else "absent"
+            redelivery = REDELIVERY[delivery]
+            sent = MessageSent(text=text, redelivery=redelivery)
+            rec.emit(sent)  # stamps its transcript number
+            rec.state.messages_sent += 1
+            log_sent(rec.state, sent.n, text, day)
+            if redelivery != "collected":
+                if not self.adapter.checkpointed:  # a resume must know every message sent before this one
+                    await rec.flushed()
+                try:
+                    await asyncio.wait_for(self.adapter.send_message(text), self.reply_timeout())
+                except TimeoutError:
+                    raise AdapterError(
+                        f"the agent did not take the message within {self.reply_timeout():g} s"
+                    ) from None
+            await self._collect(replies)
+
+    async def _collect(self, replies: list[str]) -> None:
+        """The agent's replies to the message just sent, added to ``replies``: until it sleeps or falls quiet
+        after replying."""
         rec, settings = self.rec, self.settings
-        replies: list[str] = []
         started = last = monotonic()
         while True:
             new = await self.adapter.get_responses(rec.state.agent_seq)
@@ -104,7 +118,7 @@ class AgentChannel:
                 last = self.last_activity = monotonic()
             status = await self.adapter.get_status()
             if status is not None:
-                self.record(status.observations)
+                self.record(status)
                 if status.state == "sleeping" and (
                     replies or monotonic() - last >= settings.agent_quiet_seconds
                 ):
@@ -116,20 +130,22 @@ class AgentChannel:
                     break
                 raise AdapterError(f"no reply from the agent within {self.reply_timeout():g} s")
             await asyncio.sleep(settings.agent_poll_seconds)
-        return replies
 
     async def idle(self) -> bool:
         """Whether the agent sleeps: its own word, or no reply activity for a poll interval."""
         status = await self.adapter.get_status()
         if status is not None:
-            self.record(status.observations)
+            self.record(status)
             return status.state == "sleeping"
         return monotonic() - self.last_activity >= self.settings.time_master_poll
 
-    def record(self, observations: list[Observation]) -> None:
-        """Compactions the adapter saw inside the agent: kept for the report, never graded."""
+    def record(self, status: AgentStatus) -> None:
+        """What the adapter saw inside the agent, kept for the report, never graded: its compactions, and
+        its context sizes (each observation's in order, then the size it reports now)."""
         rec = self.rec
-        for obs in observations:
+        for obs in status.observations:
+            for size in (obs.tokens_before, obs.tokens_after):
+                self._context_size(size)
             if obs.kind != "compaction":
                 continue
             event = AgentCompacted(
@@ -140,6 +156,16 @@ class AgentChannel:
             )
             rec.emit(event)
             rec.state.agent_observations.append(event)
+        self._context_size(status.context_tokens)
+
+    def _context_size(self, tokens: int | None) -> None:
+        """A size of the agent's context, kept when it differs from the last one kept (the series is a step
+        function: the size at any moment is the last reading before it)."""
+        state = self.rec.state
+        if not tokens or tokens < 0 or (state.agent_context and state.agent_context[-1].tokens == tokens):
+            return
+        reading = ContextReading(n=state.transcript_events, phase=state.phase_index, tokens=tokens)
+        state.agent_context.append(reading)
 
     async def new_session(self, by_operator: bool = False) -> bool:
         """The JS ``bench.newSession()`` and the operator's action; whether the agent's session switched."""

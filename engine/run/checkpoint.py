@@ -1,8 +1,9 @@
 """What a save writes: the journal of what grows with a run (appended, never rewritten), then ``state.json``.
 
 The persona's context, the live sheets, the told marks and when each fact changed, each check's latest grade
-(with when it was graded and the judge's grade of it, on one line: both or neither) and the agent's
-compactions (``JOURNALED`` in ``engine/state.py``) go to ``journal.<n>.jsonl``: a save appends only what
+(with when it was graded and the judge's grade of it, on one line: both or neither), and the series that only
+grow (``_SERIES``: the agent's compactions, the messages it received, its context sizes, the run's report
+entries; ``JOURNALED`` in ``engine/state.py``) go to ``journal.<n>.jsonl``: a save appends only what
 changed since the last one, and ``state.json`` (cursors, clock, phase: bounded) names the journal's length it
 covers, so the cost of a save does not grow with the run. A resume reads the journal up to that length:
 bytes written after the checkpoint (where a kill landed) are ignored and replayed, as before.
@@ -17,8 +18,8 @@ Changes are found without hooks in the code that makes them, each at the cost of
 by identity (messages appended, or a new list after a compaction; a message is never edited in place),
 told marks and change stamps by one C-level comparison with a copy, and what only the run's events change
 by those events: a grade (``evaluation_logged``, ``judge_graded``), a sheet edit (the persona's
-``facts_edit``/``facts_add``, the operator's ``edit_fact``/``add_fact``, and a new change stamp), the agent's
-compactions (appended).
+``facts_edit``/``facts_add``, the operator's ``edit_fact``/``add_fact``, and a new change stamp), the series
+(appended: by identity and length).
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from pydantic import TypeAdapter
 
 from engine import state as state_file  # its ``atomic_write`` looked up at each write (tests replace it)
-from engine.events import EvaluationLogged, Event, JudgeGraded, OperatorActed, ToolCalled
+from engine.events import AgentCompacted, EvaluationLogged, Event, JudgeGraded, OperatorActed, ToolCalled
 from engine.models.base import Message
 from engine.state import RunState, SentMessage, StateSaveError, checkpoint_json, journal_path
 
@@ -58,6 +60,28 @@ def _sent_line(sent: SentMessage) -> bytes:
     return _line({"sent": [sent.n, sent.phase, sent.keys]})
 
 
+def _observation_line(observation: AgentCompacted) -> bytes:
+    return _line({}, observation=observation.model_dump_json().encode())
+
+
+def _context_line(reading: state_file.ContextReading) -> bytes:
+    return _line({"context": [reading.n, reading.phase, reading.tokens]})
+
+
+def _entry_line(entry_id: str) -> bytes:
+    return _line({"entry": entry_id})
+
+
+_SERIES: dict[str, Callable[[Any], bytes]] = {
+    "agent_observations": _observation_line,
+    "sent_log": _sent_line,
+    "agent_context": _context_line,
+    "report_entries": _entry_line,
+}
+"""The state's lists that only grow, one line per item: a save appends the items past the count journaled
+(the same list, never shorter; anything else starts a new generation)."""
+
+
 class Journal:
     """Appends a run's growing state to its journal (the run's own; one writer: the lock holder)."""
 
@@ -80,10 +104,7 @@ class Journal:
         self._graded: set[str] = set()
         self._judged: set[str] = set()
         self._live = 0  # about the bytes a new generation would hold (the rest a reader reads is waste)
-        self._observations: list[Any] | None = None
-        self._observation_lines: list[bytes] = []
-        self._sent: list[Any] | None = None  # the state's sent_log journaled (the same list), and its length
-        self._sent_count = 0
+        self._series: dict[str, tuple[list[Any] | None, int]] = {}  # each series journaled, and its length
         self._dirty_checks: set[str] = set()
         self._dirty_sheets = False
         self._obsolete: list[tuple[int, Path]] = []  # older generations, removed once a newer one is named
@@ -155,11 +176,11 @@ class Journal:
             state.evaluations is not self._evaluations
             or state.graded_at is not self._graded_at
             or state.judge_grades is not self._judge_grades
-            or state.agent_observations is not self._observations
-            or len(state.agent_observations) < len(self._observation_lines)
-            or state.sent_log is not self._sent
-            or len(state.sent_log) < self._sent_count
             or state.sheets.keys() != self._sheets.keys()
+            or any(
+                getattr(state, name) is not kept or len(getattr(state, name)) < count
+                for name, (kept, count) in self._series.items()
+            )
         ):
             return None
         lines = self._context_changes(state.persona_messages)
@@ -203,16 +224,12 @@ class Journal:
         counts = (len(self._evaluated), len(self._graded), len(self._judged))
         if (len(state.evaluations), len(state.graded_at), len(state.judge_grades)) != counts:
             return None  # changed without their event
-        for observation in state.agent_observations[len(self._observation_lines) :]:
-            line = _line({}, observation=observation.model_dump_json().encode())
-            self._observation_lines.append(line)
-            self._live += len(line)
-            lines.append(line)
-        for sent in state.sent_log[self._sent_count :]:
-            line = _sent_line(sent)
-            self._live += len(line)
-            lines.append(line)
-        self._sent_count = len(state.sent_log)
+        for name, encode in _SERIES.items():
+            items = getattr(state, name)
+            new = [encode(item) for item in items[self._series[name][1] :]]
+            self._live += sum(map(len, new))
+            lines += new
+            self._series[name] = (items, len(items))
         return lines
 
     def _context_changes(self, messages: list[Message]) -> list[bytes]:
@@ -255,11 +272,7 @@ class Journal:
         self._grade_lines = {c: self._grade_line(state, c) for c in checks}
         self._evaluated, self._graded = set(state.evaluations), set(state.graded_at)
         self._judged = set(state.judge_grades)
-        self._observations = state.agent_observations
-        self._observation_lines = [
-            _line({}, observation=o.model_dump_json().encode()) for o in state.agent_observations
-        ]
-        self._sent, self._sent_count = state.sent_log, len(state.sent_log)
+        self._series = {name: (getattr(state, name), len(getattr(state, name))) for name in _SERIES}
         self._dirty_checks.clear()
         self._dirty_sheets = False
         return self._live_lines(state)
@@ -272,8 +285,11 @@ class Journal:
             *(_line({"told": name, "ids": ids}) for name, ids in self._told.items()),
             _line({"changed_at": self._changed_at}),
             *self._grade_lines.values(),
-            *self._observation_lines,
-            *(_sent_line(sent) for sent in state.sent_log[: self._sent_count]),
+            *(
+                encode(item)
+                for name, encode in _SERIES.items()
+                for item in getattr(state, name)[: self._series[name][1]]
+            ),
         ]
         self._live = sum(map(len, lines))
         return lines

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from typing import Any
 
 from engine import persona_record
 from engine.agents import AdapterError
 from engine.api import Observer
 from engine.benchmark.model import Phase
-from engine.commands import Command, CommandResult
+from engine.commands import CallInterrupted, Command, CommandResult
 from engine.events import (
     ErrorOccurred,
     ErrorWhere,
@@ -37,7 +36,7 @@ from engine.persona import hooks
 from engine.persona.context import compact_state, pending_tool_calls, recent_replies, shorten_replies
 from engine.persona.notebook import Notebook, ToolError
 from engine.persona.tools import dispatch, parse_arguments, tool_schemas
-from engine.report.writer import REPORT_NAME, RunSummary, append_once, format_entry
+from engine.report.writer import REPORT_NAME, RunSummary, append_once, new_entry
 from engine.run.agent_channel import REPLY_PREFIX, AgentChannel
 from engine.run.checkpoint import LOCAL_TOOLS
 from engine.run.liveness import report_retries
@@ -187,9 +186,14 @@ class Run(RunTools):
             if self.operator.paused:
                 await self.operator.wait_resumed()
                 continue
+            if self.judge and self.judge.cut:  # the judge calls a pause cut short are made now
+                await self.judge.grade_cut()
             try:
                 await self._step()
                 failures = 0
+            except CallInterrupted as cut:  # by the operator: the cut step is made again (after a pause)
+                if cut.why == "abort" and cut.what == "agent reply":
+                    await self.agent.revive()  # as after a timeout: the message goes again, checked first
             except (ModelError, AdapterError) as exc:
                 failures += 1
                 where: ErrorWhere = "agent" if isinstance(exc, AdapterError) else "persona model"
@@ -202,7 +206,7 @@ class Run(RunTools):
                 self.save()
                 if last:
                     return TerminationReason.WAITING
-                await asyncio.sleep(delay)
+                await self.operator.back_off(delay)  # cut short by AbortCall or a pause
                 if isinstance(exc, AdapterError) and not await self.agent.revive():
                     continue
                 self.set_status("running")
@@ -226,8 +230,8 @@ class Run(RunTools):
                 reason is not TerminationReason.FINISHED or not self.state.reported
             ):
                 # an end of its own gets an entry (an unfinished one is marked incomplete), the finished one
-                # once; a stop the operator asked for is a pause, with none. Its id tells identical entries apart
-                entry = format_entry(self.summary()) + f"📊 Entry: {uuid.uuid4().hex[:12]}\n"
+                # once; a stop the operator asked for is a pause, with none. Each supersedes the one before
+                entry = new_entry(self.summary())
                 self.state.reported = reason is TerminationReason.FINISHED
             if reason is TerminationReason.STOPPED:  # cancelled mid-step: the last checkpoint stands
                 self.set_status("idle", "handed over" if self.handed_over else "stopped")
@@ -375,5 +379,6 @@ class Run(RunTools):
             self.save()
 
     def command(self, command: Command) -> asyncio.Future[CommandResult]:
-        """A front end's command: applied between persona turns (``engine.run.operator``); what became of it."""
+        """A front end's command: applied between persona turns, or at once for ``Resume`` and ``AbortCall``
+        (``engine.run.operator``); what became of it."""
         return self.operator.command(command)

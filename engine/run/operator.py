@@ -1,6 +1,8 @@
 """Operator commands: queued by a front end, applied between persona turns, each recorded as an
 ``OperatorActed`` event and answered with a ``CommandResult`` (done, or refused and why) once applied; and
-pausing before the next persona turn."""
+pausing before the next persona turn. A pause cuts the call in flight short (``engine/run/liveness.py``), so
+it never waits behind a hung call: the loop pauses at once and makes the call again on resume. ``AbortCall``
+acts at once: the call in flight is cut short and made again now, or the back-off after a failure ends."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any, Protocol
 
 from engine.agents import AgentAdapter
 from engine.commands import (
+    AbortCall,
     AddFact,
     Command,
     CommandResult,
@@ -20,7 +23,7 @@ from engine.commands import (
     PersonaNote,
     Resume,
 )
-from engine.events import OperatorActed, OperatorAction
+from engine.events import OperatorActed, OperatorAction, WaitingFor
 from engine.persona.notebook import Notebook, ToolError
 from engine.run.phases import session_switch_note
 from engine.run.recorder import Recorder
@@ -37,6 +40,10 @@ class OperatorHost(Recorder, Protocol):
     async def new_session(self, by_operator: bool = False) -> bool: ...
 
 
+def _call_name(what: WaitingFor) -> str:
+    return "the wait for the agent's reply" if what == "agent reply" else f"the {what} call"
+
+
 class OperatorDesk:
     def __init__(self, run: OperatorHost) -> None:
         self.run = run
@@ -44,6 +51,8 @@ class OperatorDesk:
         self.paused = False
         self.pause_pending = False  # a pause queued, applied before the persona's next turn
         self._resumed = asyncio.Event()
+        self._backing_off: asyncio.Event | None = None  # set to end the back-off under way
+        self._cut_for_pause = ""  # what the pending pause cut short
 
     def command(self, command: Command) -> asyncio.Future[CommandResult]:
         """Queue ``command``; the future says what became of it once applied."""
@@ -51,10 +60,45 @@ class OperatorDesk:
         if isinstance(command, Resume):  # must work while the run waits for it
             outcome.set_result(self._resume())
             return outcome
-        if isinstance(command, Pause):
-            self.pause_pending = True
+        if isinstance(command, AbortCall):  # must work while the run waits for a call
+            outcome.set_result(self._abort())
+            return outcome
+        if isinstance(command, Pause) and not self.paused:
+            self.pause_pending = self.run.liveness.pausing = True  # a call about to start waits for none
+            cut = self.run.liveness.interrupt("pause")
+            if cut:
+                self._cut_for_pause = _call_name(cut)
+            elif self._end_back_off():
+                self._cut_for_pause = "the back-off"
         self.queue.put_nowait((command, outcome))
         return outcome
+
+    def _abort(self) -> CommandResult:
+        cut = self.run.liveness.interrupt("abort")
+        if cut:
+            detail = f"{_call_name(cut)} was cut short: tried again now"
+        elif self._end_back_off():
+            detail = "the back-off was cut short: the next attempt is made now"
+        else:
+            return CommandResult(ok=False, message="the run waits for no model or agent call")
+        self.run.emit(OperatorActed(action="abort_call", detail=detail))
+        return CommandResult(ok=True, message=detail)
+
+    def _end_back_off(self) -> bool:
+        if self._backing_off is None or self._backing_off.is_set():
+            return False
+        self._backing_off.set()
+        return True
+
+    async def back_off(self, seconds: float) -> None:
+        """The wait before the next attempt after a failure: ``seconds``, or until ``AbortCall`` or a pause."""
+        self._backing_off = ended = asyncio.Event()
+        try:
+            await asyncio.wait_for(ended.wait(), seconds)
+        except TimeoutError:
+            pass
+        finally:
+            self._backing_off = None
 
     async def apply_queued(self) -> None:
         while not self.queue.empty():
@@ -68,7 +112,8 @@ class OperatorDesk:
     def _resume(self) -> CommandResult:
         if not self.paused:
             if self.pause_pending:  # a pause not applied yet: taken back
-                self.pause_pending = False
+                self.pause_pending = self.run.liveness.pausing = False
+                self._cut_for_pause = ""
                 return CommandResult(ok=True, message="the pending pause is cancelled")
             return CommandResult(ok=False, message="the run is not paused")
         self.paused = False
@@ -97,9 +142,11 @@ class OperatorDesk:
         run = self.run
         match command:
             case Pause():
-                self.paused, self.pause_pending = True, False
-                run.emit(OperatorActed(action="pause"))
-                result = CommandResult(ok=True, message="paused before the persona's next turn")
+                self.paused, self.pause_pending, run.liveness.pausing = True, False, False
+                cut, self._cut_for_pause = self._cut_for_pause, ""
+                done = f"{cut} was cut short: made again on resume" if cut else ""
+                run.emit(OperatorActed(action="pause", detail=done))
+                result = CommandResult(ok=True, message=done or "paused before the persona's next turn")
             case Resume():
                 result = self._resume()
             case NextPhase(force=force):

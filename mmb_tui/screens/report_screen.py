@@ -32,6 +32,7 @@ from engine.report.entries import (
     PersonaFault,
     ReportEntry,
     index_report,
+    latest_per_run,
     newest_first,
 )
 from mmb_tui.transcript_seek import events_around
@@ -100,7 +101,7 @@ class ReportScreen(Screen[AnswerRef | None]):
     # ---- entries ---------------------------------------------------------------------------------
 
     def action_reload(self) -> None:
-        self.entries = newest_first(index_report(self.report_path))
+        self.entries = newest_first(latest_per_run(index_report(self.report_path)))
         titles = Counter(entry.title for entry in self.entries)
         self._duplicates = {title for title, count in titles.items() if count > 1}
         self._transcripts.clear()

@@ -124,6 +124,11 @@ def test_scripted_run_end_to_end(agent: str, uninterrupted: Callable[[str], Path
     assert f"smoke: agent_smoke @ {agent}" in report
     assert "Check coverage: 3/3" in report
     assert "Agent compactions:" in report
+    # as the seed tested it: its own tools on, inside the sandbox, and the entry says so
+    assert "Agent sandbox: bubblewrap" in report
+    assert (
+        "Agent tools: memory, session_search, todo, terminal, file" if agent == "hermes" else "shell, files"
+    ) in report
 
     run_dir = folder / "results" / "smoke"
     memory = run_dir / "memory"
