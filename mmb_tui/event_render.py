@@ -16,12 +16,35 @@ from __future__ import annotations
 import json
 from typing import Literal
 
+from rich.cells import cell_len
 from rich.text import Text
 
 from engine.event_summary import SHORT, Role, summary_parts
 from engine.events import MARKERS, Event
 from engine.sanitize import printable
 from mmb_tui.held_events import cut_chars
+
+# Glyphs of one code point each, of a width every terminal agrees on: the engine's markers with a variation
+# selector (U+FE0F) or a zero-width joiner (U+200D) are drawn two cells wide by some terminals and counted one
+# (or three) by others, tmux among them, which shifts whatever follows them on the line.
+_CELL_SAFE: dict[str, str] = {
+    "phase_started": "📋",
+    "judge_graded": "🔎",
+    "persona_compacted": "✂",
+    "agent_compacted": "✂",
+    "operator": "✋",
+    "run_started": "🎬",
+    "run_ended": "🏁",
+}
+TUI_MARKERS: dict[str, str] = {**MARKERS, **_CELL_SAFE}
+"""The marker of each event kind as the TUI shows it (the headless printer keeps ``MARKERS``)."""
+
+
+def marker(kind: str) -> str:
+    """The TUI's marker of an event kind, always two cells wide (a one-cell glyph gets a space)."""
+    glyph = TUI_MARKERS.get(kind, "•")
+    return glyph + " " * (2 - cell_len(glyph))
+
 
 FilterMode = Literal["all", "messages", "evaluations", "errors"]
 FILTER_MODES: tuple[FilterMode, ...] = ("all", "messages", "evaluations", "errors")
@@ -105,7 +128,7 @@ def headline(event: Event) -> Text:
     """The first line of an event: time, marker, the engine's one-line summary (cropped by the view)."""
     line = Text(no_wrap=True, overflow="ellipsis", end="")
     line.append(_time_of(event), style="dim")
-    line.append(f" {MARKERS.get(event.kind, '•')} ")
+    line.append(f" {marker(event.kind)} ")
     for text, role in summary_parts(event):
         line.append(text, style=_part_style(event, text, role))
     return line

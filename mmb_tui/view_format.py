@@ -124,7 +124,8 @@ def status_text(view: RunView, now: float, width: int = 26, every_reason: bool =
     if view.reason and (
         every_reason or (not doing and view.status in ("waiting", "crashed", "paused", "error"))
     ):
-        text.append(f": {view.reason}", style="italic")
+        said = view.reason.removeprefix(f"{view.status} ")  # "paused by the operator": not "paused: paused …"
+        text.append(f" {said}" if said != view.reason else f": {view.reason}", style="italic")
     mark = f" {PAUSE_PENDING_MARK}" if view.pause_pending else ""
     text.truncate(width - cell_len(mark), overflow="ellipsis")
     text.append(mark, style=STATUS_STYLES["paused"])

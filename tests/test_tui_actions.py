@@ -255,3 +255,16 @@ def test_snapshot_of_the_error_toast_of_a_refused_edit(snap_compare: Any, scene:
     scene.engine.refusals["edit_fact"] = "the run has finished: there is no live sheet"
     edit = ["e", *"family", "tab", *"2.4", "tab", *"Tom is allergic to nuts", "enter"]
     assert snap_compare(scene.app(), terminal_size=(80, 24), press=edit)
+
+
+async def test_p_on_a_waiting_run_with_a_pause_pending_pauses_it_in_one_press(scene: Scene) -> None:
+    view = scene.engine.views["hermes-1"]
+    scene.engine.views["hermes-1"] = view.model_copy(update={"pause_pending": True})  # waiting, backing off
+    app = scene.app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("down", "p")
+        await settle(pilot)
+        assert scene.engine.commands == [("hermes-1", Pause())]
+        assert scene.engine.view("hermes-1").status == "paused"
+        await pilot.press("p")  # and the next press resumes it
+        assert scene.engine.commands[-1] == ("hermes-1", Resume())

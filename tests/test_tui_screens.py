@@ -18,9 +18,10 @@ from tui_fakes import Scene, settle, write_config
 from engine.api import RunView
 from engine.benchmark.model import Fact
 from engine.commands import NextPhase, Pause, Resume
-from engine.events import MARKERS, MessageSent, RunEnded, RunStarted, TerminationReason
+from engine.events import MessageSent, RunEnded, RunStarted, TerminationReason
 from mmb_tui.app import MmbApp
 from mmb_tui.cli import main
+from mmb_tui.event_render import TUI_MARKERS
 from mmb_tui.screens.confirm_screen import ConfirmScreen
 from mmb_tui.screens.help_screen import HelpScreen
 from mmb_tui.tui_logging import attach_file_log, detach_file_log
@@ -248,7 +249,7 @@ async def test_help_has_a_legend_of_markers_statuses_and_glyphs(scene: Scene) ->
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         shown = _screen_text(app)
-        for marker in set(MARKERS.values()):
+        for marker in set(TUI_MARKERS.values()):
             assert marker in shown, marker
         for words in ("Legend", "Statuses", "waiting", "✂ column", "▸", "── Thu 20 Aug ──"):
             assert words in shown, words

@@ -25,6 +25,11 @@ def test_phase_pane_with_untold_facts(snap_compare: Any, scene: Scene) -> None:
     assert snap_compare(scene.app(), terminal_size=(100, 48), press=["v"])
 
 
+def test_phase_pane_80x24_keeps_the_untold_facts_in_view(snap_compare: Any, scene: Scene) -> None:
+    # the clock takes two lines, not seven, at this height (issue 25, point 10)
+    assert snap_compare(scene.app(), terminal_size=(80, 24), press=["v"])
+
+
 def test_fact_editor(snap_compare: Any, scene: Scene) -> None:
     assert snap_compare(
         scene.app(), terminal_size=(80, 24), press=["e", *"family", "tab", *"2.4", "tab", *"Tom is allergic"]

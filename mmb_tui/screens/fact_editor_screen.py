@@ -46,6 +46,7 @@ class FactEditorScreen(ModalScreen[EditFact | AddFact | None]):
         self.default_sheet = next(iter(loaded or []), self.sheets[0] if self.sheets else "")
         self._fact_id = fact_id
         self._text = text
+        self._error = ""  # the form's error shown now
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="fact-editor"):
@@ -79,6 +80,8 @@ class FactEditorScreen(ModalScreen[EditFact | AddFact | None]):
         return next((f for f in self.facts.get(self._value("fact-sheet"), []) if f.id == fact_id), None)
 
     def on_input_changed(self, event: Input.Changed) -> None:
+        if self._error and not isinstance(self.build_command(), str):
+            self._show_error("")  # the form is right now: the error of the last save no longer holds
         if event.input.id not in ("fact-sheet", "fact-id"):
             return
         fact = self.current()
@@ -105,12 +108,15 @@ class FactEditorScreen(ModalScreen[EditFact | AddFact | None]):
             return AddFact(sheet=sheet, category=int(fact_id), text=text)
         return "The id must be a fact id like 1.2 (edit) or a category number like 3 (add)."
 
+    def _show_error(self, text: str) -> None:
+        self._error = text
+        self.query_one("#fact-error", Static).update(text)
+
     def action_save(self) -> None:
         command = self.build_command()
-        if isinstance(command, str):
-            self.query_one("#fact-error", Static).update(command)
-            return
-        self.dismiss(command)
+        self._show_error(command if isinstance(command, str) else "")
+        if not isinstance(command, str):
+            self.dismiss(command)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from engine.events import MARKERS, Event, RunStatus
+from mmb_tui.event_render import TUI_MARKERS
 from mmb_tui.view_format import STATUS_STYLES
 
 HelpSection = tuple[str, list[tuple[str, str]]]
@@ -21,13 +22,14 @@ HelpSection = tuple[str, list[tuple[str, str]]]
 
 def marker_meanings() -> dict[str, str]:
     """What each transcript marker means: the first line of its event's docstring ("🔧 a persona tool call
-    and its result."), one line per marker (the two compactions share ✂️)."""
+    and its result."), one line per marker as the TUI shows it (the two compactions share ✂)."""
     union = get_args(get_args(Event)[0])
     meanings: dict[str, list[str]] = {}
     for event_type in union:
         kind = event_type.model_fields["kind"].default
-        marker = MARKERS.get(kind, "•")
-        doc = (event_type.__doc__ or kind).strip().splitlines()[0].removeprefix(marker).strip(" .")
+        marker = TUI_MARKERS.get(kind, "•")
+        doc = (event_type.__doc__ or kind).strip().splitlines()[0]
+        doc = doc.removeprefix(MARKERS.get(kind, "•")).strip(" .")
         doc = doc.replace("``", "")
         if kind == "agent_compacted":
             doc = "the agent compacted its own context (reported by it; grades are not affected)"

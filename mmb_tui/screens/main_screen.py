@@ -26,6 +26,7 @@ QUEUED_NOTICE_AFTER = 0.5  # seconds: a command not applied by then is shown as 
 
 class MainScreen(RunsScreen):
     config_path = Path("config.jsonc")  # the app's config file (set by the app): what ``c`` compares
+    report_filter = ""  # the report browser's filter, as the operator last typed it
     BINDINGS = [
         Binding("s", "start", "Start", tooltip="Start the selected run, or resume it from its state"),
         Binding("p", "pause_resume", "Pause", tooltip="Pause the selected run, or resume it"),
@@ -139,9 +140,11 @@ class MainScreen(RunsScreen):
         view = self._need_run()
         if view is None:
             return
-        if view.status in ("paused", "waiting"):  # a waiting run is resumed from its checkpoint
-            self.send(view.run_id, Resume(), "Resume")
-        elif view.status == "running":
+        if view.status == "paused" or (view.status == "waiting" and not view.pause_pending):
+            self.send(view.run_id, Resume(), "Resume")  # a waiting run is resumed from its checkpoint
+        elif view.status in ("running", "waiting"):
+            # waiting with a pause pending (a back-off after a failure): the pause, now; a Resume would only
+            # take the pending pause back, and the next press be refused ("not paused")
             self.send(view.run_id, Pause(), "Pause")
         else:
             self.notify(
@@ -178,7 +181,8 @@ class MainScreen(RunsScreen):
             return
         listed = "\n".join(f"  • {gate}" for gate in gates)
         self._confirm(
-            f"The next phase of [b]{view.run_id}[/b] is gated:\n{listed}\n\nOverride the gates and move on?",
+            f"The next phase of [b]{view.run_id}[/b] is gated:\n{listed}\n\n"
+            f"Override the gates of [b]{view.run_id}[/b] and move on?",
             lambda: self.send(view.run_id, NextPhase(force=True), "Next phase (gates overridden)"),
             yes="Override",
         )
@@ -235,7 +239,13 @@ class MainScreen(RunsScreen):
         self.app.push_screen(CompareScreen(self.config_path))
 
     def action_reports(self) -> None:
-        self.app.push_screen(ReportScreen(self.results_dir / "report.md"), self._open_answer)
+        screen = ReportScreen(self.results_dir / "report.md", self.report_filter)
+
+        def closed(ref: AnswerRef | None) -> None:
+            self.report_filter = screen.filter_text  # kept while the app lives
+            self._open_answer(ref)
+
+        self.app.push_screen(screen, closed)
 
     def _open_answer(self, ref: AnswerRef | None) -> None:
         if ref is not None:

@@ -63,6 +63,7 @@ def _is_the_answer(event: Event, check_id: str) -> bool:
 
 
 class ReportScreen(Screen[AnswerRef | None]):
+    AUTO_FOCUS = "#report-tree"  # never the hidden filter field: the arrows work at once
     BINDINGS = [
         Binding("escape,r", "close", "Back"),
         Binding("o,t", "open_transcript", "Open in transcript"),
@@ -70,14 +71,18 @@ class ReportScreen(Screen[AnswerRef | None]):
         Binding("ctrl+r", "reload", "Reload"),
     ]
 
-    def __init__(self, report_path: Path) -> None:
+    def __init__(self, report_path: Path, filter_text: str = "") -> None:
+        """``filter_text``: the filter as the operator last typed it (the main screen keeps it)."""
         super().__init__()
         self.report_path = report_path
         self.results_dir = report_path.parent
         self.entries: list[LazyEntry] = []  # newest first, all of them (each parsed when first shown)
         self.shown: list[LazyEntry] = []  # those the filter lets through
-        self.filter = EntryFilter()
-        self._filter_text = ""  # as typed
+        try:
+            self.filter = EntryFilter.parse(filter_text)
+        except ValueError:
+            self.filter, filter_text = EntryFilter(), ""
+        self._filter_text = filter_text  # as typed
         self._duplicates: set[str] = set()  # titles written more than once (a run ended twice in a minute)
         self._transcripts: dict[str, bool] = {}  # run id -> its transcript exists
         self._gone: dict[int, str] = {}  # entry position -> why its transcript no longer holds it
@@ -91,11 +96,18 @@ class ReportScreen(Screen[AnswerRef | None]):
             yield Static("", id="report-detail-text")
         yield Footer(compact=True)
 
+    @property
+    def filter_text(self) -> str:
+        """The filter in force, as typed."""
+        return self._filter_text
+
     def on_mount(self) -> None:
-        self.query_one("#report-filter", Input).display = False
+        field = self.query_one("#report-filter", Input)
+        field.value = self._filter_text
+        field.display = self.filter.active
         self.action_reload()
         tree = self.query_one(Tree)
-        tree.focus()
+        self.set_focus(tree)
         tree.cursor_line = 0
 
     # ---- entries ---------------------------------------------------------------------------------

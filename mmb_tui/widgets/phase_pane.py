@@ -10,8 +10,10 @@ from textual.widgets import Static
 from engine.api import RunView
 from engine.events import ClockJumped
 from mmb_tui.event_render import score_style
-from mmb_tui.view_format import STATUS_STYLES, phase_label
+from mmb_tui.view_format import IN_FLIGHT, STATUS_STYLES, phase_label
 from mmb_tui.widgets.virtual_clock import VirtualClock
+
+COMPACT_BELOW = 30  # rows of the pane under which the clock takes two lines, not seven
 
 
 class PhasePane(VerticalScroll):
@@ -29,6 +31,9 @@ class PhasePane(VerticalScroll):
         yield Static("", id="phase-untold", classes="phase-section")
         yield Static("", id="phase-text", classes="phase-section")
 
+    def on_resize(self) -> None:
+        self.query_one(VirtualClock).set_class(self.size.height < COMPACT_BELOW, "-compact")
+
     def show(self, view: RunView | None, last_jump: ClockJumped | None = None) -> None:
         if view is None:
             self.query_one("#phase-title", Static).update("No run selected")
@@ -37,7 +42,10 @@ class PhasePane(VerticalScroll):
             return
         self._shown = (view, last_jump)
         self.query_one(VirtualClock).show(
-            view.clock, virtual=view.virtual_time, jumps=view.clock_jumps, last_jump=last_jump
+            view.clock,
+            real_time=not view.virtual_time and view.status in IN_FLIGHT,  # a playing run's view knows
+            jumps=view.clock_jumps,
+            last_jump=last_jump,
         )
         title = Text()
         title.append(f"{view.run_id} ", style="bold")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
@@ -28,26 +29,32 @@ _COLUMNS = (
     ("compactions", "✂"),
     ("clock", "Clock"),
 )
-STATUS_WIDTH = 26  # cells of the status column: the whole table fits 80 columns
-COST_WIDTH = 7  # " · $.12" after the evaluations, when a run has a cost: the status column gives it up
+STATUS_WIDTH = 56  # cells of the status column at most (the run's header shows the whole reason) …
+STATUS_MIN = 10  # … and at least: it takes the room the other columns leave, so they keep theirs
+
+
+def _width(cell: str | Text) -> int:
+    return cell.cell_len if isinstance(cell, Text) else cell_len(cell)
 
 
 class RunsTable(DataTable[str | Text]):
     """Status (what a running run waits for and for how long, why a run waits), the age of its last event,
     phase, evaluations, average, agent compactions and virtual clock of each run; ages follow the screen's
-    refresh."""
+    refresh. The selected run is the screen's, a run id (``select_run``): the cursor follows it through every
+    rebuild; only the operator's own moves and clicks select another (``RunSelected``)."""
 
     @dataclass
     class RunSelected(Message):
-        """The highlighted row changed."""
+        """The operator moved the cursor to another run (a key or a click; never a rebuild or a refresh)."""
 
         run_id: str
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=False)
         self._run_ids: list[str] = []
+        self._selected: str | None = None  # the screen's selected run: the cursor follows it
         self._shown: dict[str, dict[str, str | Text]] = {}
-        self._priced = False  # some run has a cost: the status column is narrower
+        self._views: list[RunView] = []
 
     def on_mount(self) -> None:
         for key, label in _COLUMNS:
@@ -58,13 +65,13 @@ class RunsTable(DataTable[str | Text]):
         return list(self._run_ids)
 
     @staticmethod
-    def _cells(view: RunView, now: float, priced: bool = False) -> dict[str, str | Text]:
+    def _cells(view: RunView, now: float) -> dict[str, str | Text]:
+        """Every cell but the status."""
         evals = f"{view.evaluations} · {average_label(view)}" if view.evaluations else "–"
         if view.cost is not None:
             evals += f" · {compact_usd(view.cost)}"
         return {
             "run": Text(view.run_id, style="bold"),
-            "status": status_text(view, now, STATUS_WIDTH - COST_WIDTH if priced else STATUS_WIDTH),
             "last": age_label(now - view.last_event_at) if view.last_event_at is not None else "–",
             "phase": phase_label(view),
             "evals": evals,
@@ -72,26 +79,36 @@ class RunsTable(DataTable[str | Text]):
             "clock": compact_clock(view.clock),
         }
 
+    def _status_width(self, rows: list[dict[str, str | Text]]) -> int:
+        """The room the other columns leave (each as wide as its widest cell), within the bounds."""
+        pad = 2 * self.cell_padding
+        others = sum(
+            pad + max(cell_len(label), *(_width(row[key]) for row in rows))
+            for key, label in _COLUMNS
+            if key != "status"
+        )
+        room = self.scrollable_content_region.width - others - pad
+        return max(STATUS_MIN, min(STATUS_WIDTH, room))
+
     def show_views(self, views: list[RunView]) -> None:
         """Update the cells that changed (ages change with time); rebuild the rows only when the set of runs
-        changed."""
+        changed. The status column is as wide as the others leave room for (a long status is cut with an
+        ellipsis, never the columns after it)."""
+        self._views = views
         now = view_format.wall_clock()
         ids = [view.run_id for view in views]
-        priced = any(view.cost is not None for view in views)
-        cells = {view.run_id: self._cells(view, now, priced) for view in views}
+        cells = {view.run_id: self._cells(view, now) for view in views}
+        width = self._status_width(list(cells.values()))
+        for view in views:
+            cells[view.run_id]["status"] = status_text(view, now, width)
         shown, self._shown = self._shown, cells
-        if ids != self._run_ids or priced != self._priced:
-            selected = self._run_ids[self.cursor_row] if 0 <= self.cursor_row < len(self._run_ids) else None
+        if ids != self._run_ids:
             self.clear()
-            if priced != self._priced:  # the widths follow the new cells
-                self._priced = priced
-                for column in self.columns.values():
-                    column.content_width = column.label.cell_len
             self._run_ids = ids
             for run_id in ids:
                 self.add_row(*(cells[run_id][key] for key, _ in _COLUMNS), key=run_id)
-            if selected in ids:
-                self.move_cursor(row=ids.index(selected))
+            if self._selected in ids:
+                self.move_cursor(row=ids.index(self._selected))
             return
         for run_id, row in cells.items():
             before = shown.get(run_id, {})
@@ -99,11 +116,53 @@ class RunsTable(DataTable[str | Text]):
                 if before.get(key) != value:
                     self.update_cell(run_id, key, value, update_width=True)
 
+    def on_resize(self) -> None:
+        if self._views:
+            self.show_views(self._views)
+
+    # ---- the selection: the screen's run id; the cursor follows it --------------------------------
+
     def select_run(self, run_id: str) -> None:
+        """Put the cursor on ``run_id``'s row (the screen selected it); no message."""
+        self._selected = run_id
         if run_id in self._run_ids:
             self.move_cursor(row=self._run_ids.index(run_id))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        # Posted for every cursor move, the table's own too (a rebuild highlights row 0, then the cursor goes
+        # back to the selected row): it never selects. Before, two of them in the queue made the screen and
+        # the table move each other back and forth for ever.
         event.stop()
-        if event.row_key.value is not None:
-            self.post_message(self.RunSelected(event.row_key.value))
+
+    def _operator_moved(self) -> None:
+        run_id = self._run_ids[self.cursor_row] if 0 <= self.cursor_row < len(self._run_ids) else None
+        if run_id is not None and run_id != self._selected:
+            self._selected = run_id
+            self.post_message(self.RunSelected(run_id))
+
+    def action_cursor_up(self) -> None:
+        super().action_cursor_up()
+        self._operator_moved()
+
+    def action_cursor_down(self) -> None:
+        super().action_cursor_down()
+        self._operator_moved()
+
+    def action_page_up(self) -> None:
+        super().action_page_up()
+        self._operator_moved()
+
+    def action_page_down(self) -> None:
+        super().action_page_down()
+        self._operator_moved()
+
+    def action_scroll_top(self) -> None:
+        super().action_scroll_top()
+        self._operator_moved()
+
+    def action_scroll_bottom(self) -> None:
+        super().action_scroll_bottom()
+        self._operator_moved()
+
+    def on_click(self) -> None:
+        self.call_next(self._operator_moved)  # after DataTable's own handler has moved the cursor

@@ -1,4 +1,5 @@
-"""The run's virtual clock, big enough to read: time in digits, date and weekday, clock jumps marked."""
+"""The run's virtual clock, big enough to read: time in digits, date and weekday, clock jumps marked; on one
+line when the pane is short (``-compact``: an 80×24 terminal keeps its rows for the untold facts)."""
 
 from __future__ import annotations
 
@@ -11,18 +12,25 @@ from mmb_tui.view_format import parse_clock, short_clock
 
 
 class VirtualClock(Vertical):
-    """Digits for HH:MM, a line with the weekday and date, a line about clock jumps."""
+    """Digits for HH:MM, a line with the weekday and date, a line about clock jumps; compact, the time and the
+    date on one line instead of the digits (styled in ``app.tcss``)."""
 
     def compose(self) -> ComposeResult:
         yield Digits("--:--", id="clock-digits")
         yield Static("", id="clock-date")
+        yield Static("", id="clock-line")
         yield Static("", id="clock-jumps")
 
-    def show(self, iso: str, *, virtual: bool, jumps: int, last_jump: ClockJumped | None) -> None:
+    def show(self, iso: str, *, real_time: bool, jumps: int, last_jump: ClockJumped | None) -> None:
+        """``real_time``: the run is known to play on the wall clock (a view read from a saved state does not
+        say whether its benchmark plays in virtual time: it is never labelled so)."""
         moment = parse_clock(iso)
-        self.query_one("#clock-digits", Digits).update(moment.strftime("%H:%M") if moment else "--:--")
+        time = moment.strftime("%H:%M") if moment else "--:--"
+        self.query_one("#clock-digits", Digits).update(time)
         date = moment.strftime("%A %d %B %Y") if moment else "no clock yet"
-        self.query_one("#clock-date", Static).update(date + ("" if virtual else "  (real time)"))
+        date += "  (real time)" if real_time else ""
+        self.query_one("#clock-date", Static).update(date)
+        self.query_one("#clock-line", Static).update(f"{time}  {date}" if moment else date)
         jumps_line = ""
         if jumps:
             jumps_line = f"⏩ {jumps} clock jump{'s' if jumps > 1 else ''}"
