@@ -180,7 +180,9 @@ async def test_failing_start_raises_with_the_reason(
     make_adapter: Factory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("adapters.hermes.hermes_executable", lambda: _fake_hermes(tmp_path, "fail"))
-    adapter = make_adapter()
+    adapter = make_adapter(
+        agent_sandbox="none"
+    )  # a stand-in that lives in the test's folder, hidden in a sandbox
     with pytest.raises(AdapterError, match="boom: cannot start"):
         await adapter.create_session("fails")
     assert not adapter.process.alive()
@@ -190,7 +192,7 @@ async def test_garbage_reply_raises(
     make_adapter: Factory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("adapters.hermes.hermes_executable", lambda: _fake_hermes(tmp_path, "garbage"))
-    adapter = make_adapter()
+    adapter = make_adapter(agent_sandbox="none")  # a stand-in that lives in the test's folder
     await adapter.create_session("garbage")
     with pytest.raises(AdapterError, match="garbage reply"):
         await adapter.send_message("hello")
@@ -217,11 +219,11 @@ async def test_an_error_says_whether_the_gateway_answers_or_is_down(make_adapter
     await stored_last(adapter, "Are you there?", 6)
     pid = adapter.process.pid
     assert pid is not None
-    os.kill(pid, signal.SIGSTOP)  # a gateway that no longer answers
+    os.killpg(pid, signal.SIGSTOP)  # a gateway that no longer answers (its sandbox stopped with it)
     try:
         state = await adapter.agent_state()
     finally:
-        os.kill(pid, signal.SIGCONT)
+        os.killpg(pid, signal.SIGCONT)
     assert "the gateway does not answer" in state and f"its process (pid {pid}) still runs" in state, state
     os.killpg(pid, signal.SIGKILL)
     with pytest.raises(AdapterError) as failed:

@@ -41,6 +41,7 @@ from adapters.agent_pid import pid_alive
 from adapters.base import AdapterContext, AdapterError
 from adapters.install import install_openclaw, openclaw_command
 from adapters.openclaw import API_KEY_ENV, OpenClawAdapter
+from adapters.process import terminate
 from engine.clock import Clock
 
 pytestmark = pytest.mark.agents
@@ -137,7 +138,9 @@ async def test_an_error_says_whether_the_gateway_is_stopping_or_down(make_adapte
     )  # the model hangs: a turn in flight
     await stored_last(adapter, "Are you there?", 6)
     assert adapter.process.pid is not None
-    os.kill(adapter.process.pid, signal.SIGTERM)  # the gateway drains its turn before it stops (up to 5 min)
+    terminate(
+        adapter.process.pid
+    )  # as a stop does: the gateway drains its turn before it stops (up to 5 min)
     state = await state_saying(adapter, "the gateway is stopping or restarting", 5)
     assert "gateway-draining" in state and "still runs" in state, state
     os.killpg(adapter.process.pid, signal.SIGKILL)
