@@ -7,6 +7,11 @@ instance; for the README's table. Not a test.
                                             [--benchmark max]
 
 A real agent (``--agent openclaw``) runs in processes of its own: their memory is not counted here.
+
+With ``--against-local`` (issue 27) it plays one group of ``--runs`` repeats (default 8) of ``--benchmark``
+against the chatbot, every model call ``--latency`` seconds (default 0.05), first on the local executor and then
+on a Ray instance the engine starts itself, and prints the fixed cost of Ray (joining it, then the first event
+at the head) and the wall time of both beside the goal (Ray ≤ 1.3× local).
 """
 
 from __future__ import annotations
@@ -85,13 +90,80 @@ async def measure(args: argparse.Namespace, folder: Path) -> None:
     )
 
 
+GOAL = 1.3  # Ray's wall time for the group, as a multiple of the local executor's
+
+
+async def play_group(config_path: Path) -> tuple[float, float, float, dict[str, Any]]:
+    """Every run of the config to its end: wall time, the first start (for Ray: joining it), the first event
+    at the head (both from the first start), and how each ended."""
+    scheduler = Scheduler(load_config(config_path))
+    first = FirstEvents()
+    scheduler.add_observer(first)
+    run_ids = scheduler.run_ids()
+    began = time.monotonic()
+    await scheduler.start(run_ids[0])
+    joined = time.monotonic() - began
+    for run_id in run_ids[1:]:
+        await scheduler.start(run_id)
+    ended = await scheduler.wait()
+    wall = time.monotonic() - began
+    return wall, joined, min(first.at.values(), default=began) - began, ended
+
+
+def write_group(folder: Path, args: argparse.Namespace, kind: str) -> Path:
+    shutil.copytree(ROOT / "benchmarks" / args.benchmark, folder / "benchmarks" / args.benchmark)
+    slow = {"latency": args.latency}
+    raw = {
+        "models": {
+            "persona": {"model": "scripted/persona", **slow},
+            "agent": {"model": "scripted/recall", **slow},
+        },
+        "persona": {"model": "persona"},
+        "executor": {"kind": kind, **({"address": "local"} if kind == "ray" else {})},
+        "runs": {
+            "g": {"benchmark": args.benchmark, "agent": "chatbot", "model": "agent", "repeats": args.runs}
+        },
+    }
+    (folder / "config.jsonc").write_text(json.dumps(raw))
+    return folder / "config.jsonc"
+
+
+def against_local(args: argparse.Namespace, folder: Path) -> None:
+    what = f"{args.runs} runs of {args.benchmark} @ chatbot, {args.latency * 1000:.0f} ms per model call"
+    local = asyncio.run(play_group(write_group(folder / "local", args, "local")))
+    placed = asyncio.run(play_group(write_group(folder / "ray", args, "ray")))
+    ray.shutdown()
+    for name, (wall, joined, first_event, ended) in (("local", local), ("ray", placed)):
+        finished = sum(1 for reason in ended.values() if str(reason) == "finished")
+        print(
+            f"{name:>5}: {wall:6.1f} s · first start {joined:4.1f} s · first event {first_event:4.1f} s"
+            f" · finished {finished}/{len(ended)}"
+        )
+    ratio = placed[0] / local[0]
+    print(f"{what}:")
+    print(f"  fixed cost of Ray: join {placed[1]:.1f} s, first event {placed[2]:.1f} s after the first start")
+    print(f"  wall time on Ray / local: {ratio:.2f} (goal ≤ {GOAL}: {'met' if ratio <= GOAL else 'NOT met'})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=4)
+    parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--agent", default="chatbot")
     parser.add_argument("--model", default="scripted/recall")
     parser.add_argument("--benchmark", default="max")
+    parser.add_argument(
+        "--against-local", action="store_true", help="a group on Ray against the local executor"
+    )
+    parser.add_argument(
+        "--latency", type=float, default=0.05, help="seconds per model call (--against-local)"
+    )
     args = parser.parse_args()
+    if args.against_local:
+        args.runs = args.runs or 8
+        with tempfile.TemporaryDirectory(prefix="mmb-ray-bench-") as folder:
+            against_local(args, Path(folder))
+        return
+    args.runs = args.runs or 4
     began = time.monotonic()
     ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
     print(f"Ray started in {time.monotonic() - began:.1f} s")

@@ -5,7 +5,8 @@ characters and escape sequences shown escaped, ``engine/sanitize.py``), and so d
 Ctrl-C, SIGTERM and a hang-up (SIGHUP: a closed tmux session, an SSH drop) all stop the runs the same clean
 way: each at its last checkpoint, its status saved as stopped, its control socket removed, exit 130. Output
 that can no longer be written (the terminal went away) is dropped, never a reason to stop; a log file that
-cannot be written is said once.
+cannot be written is said once. A run placed on Ray says on which node it plays (``── plays on Ray node …``),
+again when a new actor plays it elsewhere; Ray's own lines go to the log file (``engine/placement/ray_connect.py``).
 """
 
 from __future__ import annotations
@@ -80,10 +81,12 @@ class HeadlessPrinter:
         self.out = Output(out or sys.stdout)
         self.many = many
         self._said: dict[str, str] = {}  # per run: the reason printed last (an error is printed once)
+        self._nodes: dict[str, str] = {}  # per run placed on Ray: the node last said
 
     def on_event(self, run_id: str, event: Event) -> None:
         prefix = f"[{run_id}] " if self.many else ""
         event = self._without_repeats(run_id, event)
+        self._where(run_id, prefix)
         self.out.write(f"{prefix}{MARKERS.get(event.kind, '•')} {fold(summary(event, full=True))}\n")
         if event.kind in ("phase_started", "evaluation_logged"):
             view = self.scheduler.view(run_id)
@@ -91,6 +94,16 @@ class HeadlessPrinter:
             self.out.write(
                 f"{prefix}── progress: phase {view.phase_index + 1}/{view.total_phases} · evaluations {view.evaluations} · average {average}\n"
             )
+
+    def _where(self, run_id: str, prefix: str) -> None:
+        """Where a run placed on Ray plays, said when it is first known and again when it moves."""
+        config = getattr(self.scheduler, "config", None)  # a printer of events alone has no scheduler
+        if config is None or config.executor.kind == "local":
+            return
+        node = self.scheduler.view(run_id).node
+        if node and node != self._nodes.get(run_id):
+            self._nodes[run_id] = node
+            self.out.write(f"{prefix}── plays on Ray node {printable(node, newlines=False)}\n")
 
     def note(self, text: str) -> None:
         """A word about the runner itself (its log cannot be written), not about a run."""

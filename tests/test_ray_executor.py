@@ -78,8 +78,9 @@ def _evaluations(config: Config, run_id: str) -> list[tuple[str, float, int, str
 
 def _entries(config: Config, keep_positions: bool = True) -> dict[str, list[str]]:
     """Each run's report entries, without what differs from one playing to the next: the date, the wall-clock
-    run time, the entry's id, the input a prefix cache served (a replaced player's scripted persona starts with
-    an empty cache) and, after a resume, transcript positions."""
+    run time, the entry's id, the operator's interventions (a test pauses one of the two), the input a prefix
+    cache served (a replaced player's scripted persona starts with an empty cache) and, after a resume,
+    transcript positions."""
     entries: dict[str, list[str]] = {}
     for chunk in (config.results_path() / "report.md").read_text().split("\n## "):
         lines = chunk.removeprefix("## ").strip().splitlines()
@@ -87,7 +88,7 @@ def _entries(config: Config, keep_positions: bool = True) -> dict[str, list[str]
         kept = [
             re.sub(r" \(\d+ cached\)", "", line)
             for line in lines[1:]
-            if not line.startswith(("📊 Run time", "📊 Entry:"))
+            if not line.startswith(("📊 Run time", "📊 Entry:", "📊 Operator:"))
         ]
         if not keep_positions:
             kept = [re.sub(r" \[transcript #\d+\]", "", line) for line in kept]
@@ -215,7 +216,10 @@ def test_the_command_line_plays_a_run_on_ray_offline(
 ) -> None:
     config = _config(tmp_path, kind="ray")
     assert main(["--config", str(tmp_path / "config.jsonc"), "run", "r0", "--headless"]) == 0
-    assert "progress: phase 5/5" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "progress: phase 5/5" in out and "\x1b" not in out and "(raylet)" not in out
+    node = ray.nodes()[0]
+    assert out.count(f"── plays on Ray node {node['NodeID'][:6]}@{node['NodeManagerHostname']}\n") == 1
     assert "Check coverage: 6/6" in (config.results_path() / "report.md").read_text()
 
 

@@ -8,14 +8,16 @@ import json
 import math
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from engine_helpers import ROOT
 
 from engine.benchmark.validate import load_benchmark
+from engine.comparison.results import load_result
 from engine.comparison.stats import bootstrap_ci
-from engine.comparison.summary import write_group_summaries
+from engine.comparison.summary import sample_line, write_group_summaries
 from engine.config import load_config
 from engine.state import RunState, load_state
 from mmb_tui.cli import main
@@ -122,3 +124,20 @@ def test_repeats_on_the_command_line_override_the_config(tmp_path: Path) -> None
     assert sorted(p.name for p in (tmp_path / "results").iterdir() if p.is_dir()) == ["m.r1", "m.r2"]
     (entry,) = _summaries(tmp_path)
     assert re.search(r"Summary of 2 runs: m\.r1, m\.r2 · sample [0-9a-f]{12}", entry)
+
+
+def test_the_sample_hash_is_over_the_grades_not_where_they_stand_in_the_transcript(tmp_path: Path) -> None:
+    config = _folder(tmp_path, repeats=2)
+    assert main(["--config", str(config), "run", "m", "--headless"]) == 0
+    loaded = load_config(config)
+    results = [load_result(loaded, run_id) for run_id in ("m.r1", "m.r2")]
+    assert all(r is not None for r in results)
+    first = [r for r in results if r is not None]
+    resumed = [  # the same grades, played again after a resume: at other transcript positions
+        replace(r, grades={c: e.model_copy(update={"n": e.n + 40}) for c, e in r.grades.items()})
+        for r in first
+    ]
+    assert sample_line(resumed) == sample_line(first)
+    check = next(iter(first[0].grades))
+    regraded = replace(first[0].counted, scores={**first[0].counted.scores, check: 0.5})
+    assert sample_line([replace(first[0], counted=regraded), first[1]]) != sample_line(first)

@@ -85,10 +85,11 @@ class RunResult:
         return self.counted.faults
 
     def fingerprint(self) -> str:
-        """What the run's figures are made of: its counted scores, what is left out, whether it finished."""
+        """What the run's figures are made of: its counted scores, what is left out, whether it finished; the
+        grades only, not where they stand in the transcript (a resume plays events again at new positions)."""
         parts = [self.run_id, str(self.finished), self.counted.lead, *self.counted.unjudged]
         parts += [
-            f"{c}:{e.n}:{self.counted.scores.get(c)}:{bool(e.persona_fault)}"
+            f"{c}:{e.attempt}:{self.counted.scores.get(c)}:{bool(e.persona_fault)}"
             for c, e in sorted(self.grades.items())
         ]
         return hashlib.sha256("|".join(parts).encode()).hexdigest()[:12]

@@ -1,7 +1,8 @@
 """The player's side of a run placed on Ray (``engine/placement/ray_executor.py`` is the driver's): ``RunActor`` plays one
 run with the same engine code (``build_run`` and ``Run``) in a scratch copy of its folder on the node Ray placed
 it on, and answers the driver's pulls with what changed there (``engine/placement/sync.py``), the run's view and, at
-the end, why it ended. Made a Ray actor by the driver; nothing here imports Ray.
+the end, why it ended. Before the run is built, the node is checked for what it needs (``preflight.py``: the
+head's project, the benchmark, the model keys). Made a Ray actor by the driver; nothing here imports Ray.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from engine.api import RunView
 from engine.commands import Command, CommandResult
 from engine.config import BuildError, Config
 from engine.events import Event, TerminationReason
+from engine.placement.preflight import Build, preflight
 from engine.placement.sync import Changes, FolderWatcher, write_tree
 from engine.report.writer import REPORT_NAME
 from engine.run.build import build_run
@@ -49,7 +51,7 @@ class Pulled:
 @dataclass
 class Started:
     """An actor's answer to ``start``: the node it plays on (its host name), or why the run could not be built
-    there."""
+    there (what the node lacks, ``preflight.py``: a line each)."""
 
     node: str
     problem: str = ""
@@ -116,11 +118,13 @@ class RunActor:
         front_end: str,
         run_files: dict[str, bytes],
         bench_files: dict[str, bytes],
+        head: Build | None = None,
     ) -> None:
         self.scratch, self._lease = take_scratch(run_id)
+        self.head = head  # the driver's project, which this node's must be
         here = {"base_dir": self.scratch, "results_dir": "results", "benchmarks_dir": "benchmarks"}
         self.config = config.model_copy(update=here)
-        bench_dir = self.config.benchmark_path(config.runs[run_id].benchmark)
+        self.bench_dir = bench_dir = self.config.benchmark_path(config.runs[run_id].benchmark)
         if bench_dir.is_relative_to(self.scratch):  # an absolute benchmark path must exist on the node
             write_tree(bench_dir, bench_files)
         self.run_dir = self.config.results_path() / run_id
@@ -141,6 +145,9 @@ class RunActor:
         node = socket.gethostname()
         if self.stopping:
             return Started(node, f"{self.run_id} was stopped before it started")
+        problems = preflight(self.config, self.run_id, self.head, self.bench_dir)
+        if problems:
+            return Started(node, "\n".join(problems))
         try:
             await asyncio.to_thread(install_agent, self.config.runs[self.run_id].agent)
             self.run = build_run(self.config, self.run_id, tune=self._tune, front_end=self.front_end)

@@ -9,16 +9,19 @@ order a local run does, so they are byte for byte a local run's (a run played he
 the other way round); appends the actor's report entries to ``results/report.md``; then hands the new
 transcript events to its observers (the TUI shows them live). Operator commands go to the actor's run. An actor
 or node that dies is seen as ``RayActorError``: the run starts again on a new actor from the head's files (the
-resume path of a local ``kill -9``), at most ``executor.max_restarts`` times, then ends as crashed with why.
+resume path of a local ``kill -9``), at most ``executor.max_restarts`` times, each after a back-off that doubles
+(``restart_delay``), steered away from the node the last one died on (``nodes.py`` ``pick_node``), then ends as
+crashed with why, in one line (``crash_cause.py``). A run no node could ever hold is refused at once, naming what
+it asks and the largest node; a node that lacks what the run needs (``preflight.py``) is named in one line per
+missing thing.
 
-Every ``import ray`` is in this module, inside functions.
+Every ``import ray`` is in this module and ``ray_connect.py``, inside functions.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import uuid
 from contextlib import suppress
 from typing import Any
@@ -27,8 +30,19 @@ from engine.api import Activity, Observer, RunView
 from engine.commands import Command, CommandResult
 from engine.config import BuildError, Config
 from engine.events import ErrorOccurred, Event, RunStatus, TerminationReason
+from engine.placement.crash_cause import crash_cause, never_started
 from engine.placement.executor import end_crashed, resources_for
+from engine.placement.nodes import node_name, pick_node, refusal, resources_label
+from engine.placement.preflight import this_build
 from engine.placement.ray_actor import Pulled, RunActor, Started
+from engine.placement.ray_connect import (
+    cluster_nodes,
+    connect,
+    node_of_actor,
+    prefer_node,
+    ray_module,
+    where_actor_was,
+)
 from engine.placement.sync import (
     TRANSCRIPT,
     apply_changes,
@@ -43,13 +57,18 @@ from engine.state import StateError
 log = logging.getLogger(__name__)
 
 STOP_WAIT = 60.0  # seconds a stopping actor gets to end its run and ship its last files
-_INIT = threading.Lock()
+RESTART_FIRST = 2.0  # seconds before the first new actor after a death; doubled for each next one
+RESTART_CAP = 60.0  # the longest wait before a new actor
+
+
+def restart_delay(restart: int) -> float:
+    """Seconds before new actor number ``restart`` (from 1): an actor that cannot start on a node fails in
+    milliseconds, and restarts without a pause would be used up before anything changed."""
+    return float(min(RESTART_CAP, RESTART_FIRST * 2 ** max(restart - 1, 0)))
 
 
 def _ray() -> Any:
-    import ray
-
-    return ray
+    return ray_module()
 
 
 _ACTOR: Any = None
@@ -63,20 +82,6 @@ def _actor_class() -> Any:
     return _ACTOR
 
 
-def _connect(address: str | None) -> None:
-    """Join the cluster at ``address`` or start a local instance (once per process; Ray's own log lines go to
-    the engine's log, never to a terminal the TUI draws on)."""
-    ray = _ray()
-    with _INIT:
-        if ray.is_initialized():
-            return
-        ray_log = logging.getLogger("ray")  # Ray writes to stderr by itself
-        ray_log.handlers.clear()
-        ray_log.propagate = True
-        local = {"include_dashboard": False} if address is None else {}
-        ray.init(address=address, log_to_driver=False, configure_logging=False, **local)
-
-
 async def place_on_ray(
     config: Config, run_id: str, settings: dict[str, Any], front_end: str, fallback: RunView
 ) -> RayRun:
@@ -87,16 +92,20 @@ async def place_on_ray(
     except RunLocked as exc:
         raise BuildError(str(exc)) from None
     try:
-        await asyncio.to_thread(_connect, config.executor.address)
+        await asyncio.to_thread(connect, config.executor.address)
     except Exception as exc:
         lock.release()
         where = config.executor.address or "a local instance"
         raise BuildError(f"executor: cannot reach Ray ({where}): {exc}") from None
+    try:
+        problem = refusal(run_id, resources_for(config, run_id), await asyncio.to_thread(cluster_nodes))
+    except Exception as exc:  # the cluster's nodes unknown: Ray places it, or says why
+        log.warning("run %s: the Ray cluster's nodes could not be read: %s", run_id, exc)
+        problem = ""
+    if problem:
+        lock.release()
+        raise BuildError(problem)
     return RayRun(config, run_id, settings, front_end, fallback, lock)
-
-
-def _label(resources: dict[str, float]) -> str:
-    return f"{resources.get('num_cpus', 0):g} CPU, {resources.get('memory', 0) / 1024**3:.2g} GB"
 
 
 class RayRun:
@@ -116,12 +125,14 @@ class RayRun:
         self.lock: RunLock | None = lock
         self.resources = resources_for(config, run_id)
         self.actor: Any = None  # the current actor's handle
-        self.node = ""
+        self.node = ""  # the name of the node it plays on (``nodes.node_name``)
+        self.node_id = ""
+        self._avoid = ""  # the node the last actor died on: the next goes elsewhere if it can
         self.restarts = 0
         self.handed_over = False
         self._observers: list[Observer] = []
         self._view: RunView | None = None
-        placing = f"placing on Ray: a node with {_label(self.resources)}"
+        placing = f"placing on Ray: a node with {resources_label(self.resources)}"
         self._fallback = fallback.model_copy(update={"status": "running", "reason": placing})
         self._acked = 0
         self._events_at: int | None = None  # the head transcript's bytes whose events the observers have had
@@ -142,7 +153,8 @@ class RayRun:
         try:
             result: CommandResult = await self.actor.command.remote(command)
         except _ray().exceptions.RayError as exc:
-            return CommandResult(ok=False, message=f"{self.run_id}'s Ray actor did not answer: {_first(exc)}")
+            why = crash_cause(str(exc))
+            return CommandResult(ok=False, message=f"{self.run_id}'s Ray actor did not answer: {why}")
         return result
 
     def _emit(self, event: Event) -> None:
@@ -175,40 +187,99 @@ class RayRun:
             try:
                 return await self._play_once()
             except _ray().exceptions.RayActorError as exc:
+                text = str(exc)
+                if not self.node_id:  # it died before it said where: Ray's table says
+                    await self._locate(getattr(exc, "actor_id", None))
                 self._kill()
-                why = f"its Ray actor on {self.node or 'a node'} died: {_first(exc)}"
+                self._avoid = self.node_id
+                cause = crash_cause(text) or type(exc).__name__
+                what = "could not start" if never_started(text) else "died"
+                why = f"its Ray actor on {self.node or 'a node'} {what}: {cause}"
                 if self.restarts >= limit:
                     return await self._give_up(f"{why}; no restarts left ({limit})")
                 self.restarts += 1
-                log.warning("run %s: %s; restart %d of %d", self.run_id, why, self.restarts, limit)
-                message = f"{why}; restarting from its last checkpoint ({self.restarts}/{limit})"
+                delay = restart_delay(self.restarts)
+                log.warning(
+                    "run %s: %s; restart %d of %d in %g s", self.run_id, why, self.restarts, limit, delay
+                )
+                message = (
+                    f"{why}; restarting from its last checkpoint in {delay:g} s ({self.restarts}/{limit})"
+                )
                 self._emit(ErrorOccurred(message=message, where="engine"))
+                base = self._view or self._fallback
+                self._view = base.model_copy(update={"reason": f"restarting in {delay:g} s: {cause}"})
+                await asyncio.sleep(delay)
 
     async def _play_once(self) -> TerminationReason:
+        options = await self._placement()
+        if isinstance(options, str):  # no node can hold it now (one was lost): resumable once one can
+            return self._ended_here("waiting", options)
         run_files = await asyncio.to_thread(snapshot_for_resume, self.run_dir)
         size = len(run_files.get(TRANSCRIPT, b""))  # the events after it are new, or played again
         self._events_at = size if self._events_at is None else min(self._events_at, size)
         bench = self.config.benchmark_path(self.config.runs[self.run_id].benchmark)
         bench_files = await asyncio.to_thread(read_tree, bench)
-        options: dict[str, Any] = {
-            "num_cpus": self.resources.get("num_cpus", 0),
-            "memory": int(self.resources.get("memory", 0)),
-            "max_restarts": 0,  # a new actor is made here, from the head's files
-        }
         remote = _actor_class().options(name=f"mmb:{self.run_id}:{uuid.uuid4().hex[:8]}", **options)
-        args = (self.config, self.run_id, self.settings, self.front_end, run_files, bench_files)
+        head = await asyncio.to_thread(this_build)  # read once per process
+        args = (self.config, self.run_id, self.settings, self.front_end, run_files, bench_files, head)
+        self.node = self.node_id = ""
         self.actor = remote.remote(*args)
         self._acked = 0
         started: Started = await self.actor.start.remote()
-        self.node = started.node
+        self.node_id = str(await self.actor.__ray_call__.remote(node_of_actor))
+        self.node = node_name(self.node_id, started.node)
         if started.problem:
             await self._close_actor()
-            return self._ended_here("error", started.problem)
+            return self._unfit(started.problem)
         while True:
             pulled = await self._pull()
             if pulled.ended is not None:
                 await self._close_actor()
                 return pulled.ended
+
+    async def _locate(self, actor_id: str | None) -> None:
+        """The node of an actor that died before it said where it plays (from Ray's actor table)."""
+        if actor_id is None and self.actor is not None:
+            actor_id = self.actor._actor_id.hex()
+        if not actor_id:
+            return
+        try:
+            self.node_id = await asyncio.to_thread(where_actor_was, actor_id)
+            hosts = {node.node_id: node.host for node in await asyncio.to_thread(cluster_nodes)}
+        except Exception as exc:
+            log.warning("run %s: where its Ray actor was is unknown: %s", self.run_id, exc)
+            return
+        self.node = node_name(self.node_id, hosts.get(self.node_id, "")) if self.node_id else ""
+
+    async def _placement(self) -> dict[str, Any] | str:
+        """The new actor's Ray options: its resources, and after a failure a soft preference for another
+        alive node that can hold it (Ray may not have marked the lost node dead yet); or why no node can."""
+        options: dict[str, Any] = {
+            "num_cpus": self.resources.get("num_cpus", 0),
+            "memory": int(self.resources.get("memory", 0)),
+            "max_restarts": 0,  # a new actor is made here, from the head's files
+        }
+        if not self.restarts:
+            return options  # checked when it was placed
+        try:
+            nodes = await asyncio.to_thread(cluster_nodes)
+        except Exception as exc:
+            log.warning("run %s: the Ray cluster's nodes could not be read: %s", self.run_id, exc)
+            return options
+        problem = refusal(self.run_id, self.resources, nodes)
+        if problem:
+            return problem
+        target = pick_node(nodes, self._avoid, self.resources)
+        if target:
+            options["scheduling_strategy"] = prefer_node(target)
+        return options
+
+    def _unfit(self, problem: str) -> TerminationReason:
+        """The node lacks what the run needs: one error per missing thing, each naming the node."""
+        lines = [f"node {self.node}: {line}" for line in problem.splitlines() if line.strip()]
+        for line in lines:
+            self._emit(ErrorOccurred(message=line, where="engine"))
+        return self._ended_here("error", "; ".join(lines), told=True)
 
     async def _close_actor(self) -> None:
         """The actor's scratch folder removed (the actor itself is ended by ``run``)."""
@@ -245,7 +316,7 @@ class RayRun:
                     pass
                 await self._close_actor()
         except (TimeoutError, _ray().exceptions.RayError) as exc:
-            log.warning("run %s: its Ray actor did not stop cleanly: %s", self.run_id, _first(exc))
+            log.warning("run %s: its Ray actor did not stop cleanly: %s", self.run_id, crash_cause(str(exc)))
 
     def _kill(self) -> None:
         if self.actor is not None:
@@ -274,8 +345,3 @@ class RayRun:
         self._view = base.model_copy(update={"status": status, "reason": reason, "activity": Activity()})
         waiting = status == "waiting"
         return TerminationReason.WAITING if waiting else TerminationReason.CRASHED
-
-
-def _first(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
