@@ -5,10 +5,12 @@ STAMP := $(VENV)/.installed
 .PHONY: run test lint agents clean
 
 $(STAMP): pyproject.toml
+	@echo "[mmb] installing dependencies into $(VENV) (first run only, a few minutes) ..."
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
+	@echo "[mmb] dependencies installed"
 
 run: $(STAMP)
 	$(VENV)/bin/mmb-tui

@@ -25,6 +25,7 @@ class Activity(BaseModel):
     waiting_for: WaitingFor = ""  # "" while the run works between waits (or is not playing)
     since: float | None = None  # when the wait began (a retried call: its first attempt)
     until: str = ""  # a virtual sleep: the virtual time it wakes at (ISO)
+    ends_at: float | None = None  # a back-off: when it ends (wall clock, epoch seconds), to count down to
     attempt: int = 0  # a retried call: the attempt under way (2 or more) …
     attempts: int = 0  # … of this many
     reason: str = ""  # why the previous attempt failed
@@ -64,9 +65,7 @@ class RunView(BaseModel):
     clock_jumps: int = 0
     virtual_time: bool = False
     owner: str = ""  # another engine plays this run (pid, host, front end): watch it, don't start it
-    node: str = (
-        ""  # the host of the Ray node playing it for this engine (``engine/placement/ray_executor.py``)
-    )
+    node: str = ""  # the Ray node playing it here: ``<short id>@<host>`` (``engine/placement/nodes.py``)
     activity: Activity = Field(default_factory=Activity)  # what a playing run waits for, since when
     pause_pending: bool = False  # a pause is queued: applied before the persona's next turn
     last_event_at: float | None = None  # wall clock (epoch seconds) of the run's last event, if known here

@@ -22,8 +22,13 @@ OperatorAction = Literal[
 ]
 """What an operator did: one per command kind (``engine/commands.py``)."""
 
-WaitingFor = Literal["", "persona model", "agent reply", "virtual sleep", "judge model"]
-"""What a playing run waits for now (``engine/run/liveness.py``); "" while it works between those waits."""
+WaitingFor = Literal["", "persona model", "agent reply", "virtual sleep", "judge model", "back-off"]
+"""What a playing run waits for now (``engine/run/liveness.py``; ``back-off``: the wait before the next attempt
+after a failure, ``OperatorDesk.back_off``); "" while it works between those waits."""
+
+CutShort = Literal["", "persona model", "agent reply", "judge model", "back-off"]
+"""What an operator's ``abort_call`` or ``pause`` cut short: a call the run waited for, or the back-off after a
+failure; "" nothing."""
 
 
 class TerminationReason(enum.StrEnum):
@@ -210,6 +215,7 @@ class OperatorActed(_Event):
     kind: Literal["operator"] = "operator"
     action: OperatorAction
     detail: str = ""
+    cut: CutShort = ""  # an abort_call or a pause: what it cut short (the report times the call it ended)
 
 
 class StatusChanged(_Event):

@@ -147,8 +147,12 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "compare":
             from engine.comparison.compare import main_compare
+            from engine.run.lock import held
 
-            return main_compare(config, args.names, args.csv, args.json)
+            results = config.results_path()  # a run whose lock is held still plays: left out of the figures
+            return main_compare(
+                config, args.names, args.csv, args.json, playing=lambda run_id: held(results / run_id)
+            )
         if args.command == "run":
             from engine.placement.selection import select_runs
 

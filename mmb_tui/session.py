@@ -3,8 +3,9 @@
 The engine is embedded in the app (one asyncio loop). When the terminal goes away (SIGHUP: an SSH drop, a
 closed tmux pane) the screen is let go and the process keeps playing its runs headless until they end,
 logging to ``results/mmb-tui.log``; another ``mmb-tui`` over the same ``results/`` attaches to them (the run
-lock names this process, ``engine/placement/remote.py`` serves each run). ``d`` in the app hands its runs over to a
-background process (stopped at their last checkpoint, resumed there at once) and gives the prompt back.
+lock names this process, relabelled ``headless after a hang-up``; ``engine/placement/remote.py`` serves each
+run). ``d`` in the app hands its runs over to a background process (stopped at their last checkpoint, resumed
+there at once) and gives the prompt back.
 ``mmb-tui run RUN… --detach`` starts runs in a background process of their own from the start.
 
 A hang-up is seen with or without its SIGHUP (a terminal whose other side closed reports it: polled twice a
@@ -33,6 +34,7 @@ from engine.run.lock import owner_of
 DETACH_START_SECONDS = 30  # for the background process to take its runs' locks
 TERMINAL_CHECK_SECONDS = 0.5  # how often the app looks whether its terminal is still there
 STOPPED_EXIT = 130  # SIGTERM: as a headless run stopped by a signal (``mmb_tui/headless.py``)
+HEADLESS_LABEL = "headless after a hang-up"  # the front end the run locks name once the terminal is gone
 HUNG_UP = select.POLLHUP | select.POLLERR | select.POLLNVAL
 
 log = logging.getLogger(__name__)
@@ -84,6 +86,7 @@ async def play_app(scheduler: Scheduler, config_path: Path, start: list[str]) ->
             return
         log.warning("the terminal went away (%s): the runs go on headless", why)
         app.detached = "hang-up"
+        scheduler.relabel(HEADLESS_LABEL)  # their locks no longer say "tui": nobody sees them here now
         _let_go_of_the_terminal()
         app.exit()
 

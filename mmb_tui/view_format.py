@@ -89,7 +89,8 @@ def age_label(seconds: float) -> str:
 
 
 def activity_label(activity: Activity, now: float) -> str:
-    """What a run waits for and for how long: ``⏳ persona 2m05s 2/4``, ``⏳ agent 12s``, ``💤 until Tue 07:00``."""
+    """What a run waits for and for how long: ``⏳ persona 2m05s 2/4``, ``⏳ agent 12s``, ``💤 until Tue 07:00``;
+    the back-off after a failure counts down to its end: ``⏳ retrying in 27s``."""
     waited = duration_label(now - activity.since) if activity.since is not None else ""
     match activity.waiting_for:
         case "persona model":
@@ -100,21 +101,26 @@ def activity_label(activity: Activity, now: float) -> str:
         case "virtual sleep":
             wake = parse_clock(activity.until)
             return f"💤 until {wake:%a %H:%M}" if wake else "💤 asleep"
+        case "back-off":
+            left = activity.ends_at - now if activity.ends_at is not None else 0.0
+            return f"⏳ retrying in {duration_label(left)}" if left >= 1 else "⏳ retrying now"
     return ""
 
 
 def status_text(view: RunView, now: float, width: int = 26, every_reason: bool = False) -> Text:
     """The runs table's status: what a running run waits for (``running`` between waits), or the status
-    and why (``⚠`` marks a run waiting for the operator), and a pause still pending; cut to ``width``
-    cells. ``every_reason``: also the reason of a running or idle run (who plays it elsewhere, why it
-    stopped), as the run's header shows it."""
+    and why (``⚠`` marks a run waiting for the operator; one backing off after a failure counts down to its
+    next attempt instead, with the failure), and a pause still pending; cut to ``width`` cells.
+    ``every_reason``: also the reason of a running or idle run (who plays it elsewhere, why it stopped), as
+    the run's header shows it."""
     style = STATUS_STYLES.get(view.status, "")
     text = Text(no_wrap=True, overflow="ellipsis")
     if view.owner:
         text.append(f"{ELSEWHERE_MARK} ", style="bold cyan")
     if view.node:
         text.append(f"{PLACED_MARK} ", style="bold cyan")
-    doing = activity_label(view.activity, now) if view.status == "running" else ""
+    backing_off = view.activity.waiting_for == "back-off"  # waiting, but not for the operator
+    doing = activity_label(view.activity, now) if view.status == "running" or backing_off else ""
     if doing:  # a running run shows what it waits for instead of the word
         text.append(doing, style=style)
     else:
@@ -122,7 +128,9 @@ def status_text(view: RunView, now: float, width: int = 26, every_reason: bool =
             text.append(f"{WAITING_MARK} ", style=style)
         text.append(view.status, style=style)
     if view.reason and (
-        every_reason or (not doing and view.status in ("waiting", "crashed", "paused", "error"))
+        every_reason
+        or backing_off
+        or (not doing and view.status in ("waiting", "crashed", "paused", "error"))
     ):
         said = view.reason.removeprefix(f"{view.status} ")  # "paused by the operator": not "paused: paused …"
         text.append(f" {said}" if said != view.reason else f": {view.reason}", style="italic")

@@ -1,6 +1,7 @@
 """A fixed results folder for the comparison screen: the demo benchmark repeated three times (``demo``), a
 single run (``solo``) and a run never played (``fresh``), with grades and tokens chosen by hand and written as
-``state.json`` files — deterministic, so the screen's snapshot never moves."""
+``state.json`` files — deterministic, so the screen's snapshot never moves; ``hold_as_playing`` makes one of
+them a run still playing."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from tui_fakes import FakeEngine
 
 from engine.api import RunView
 from engine.events import EvaluationLogged
+from engine.run.lock import RunLock
 from engine.state import RunState, atomic_write, checkpoint_json
 from mmb_tui.app import MmbApp, make_app
 
@@ -27,7 +29,7 @@ SCORES = {  # run -> the effective score of each check of the demo, in order
 USAGE = {"persona": {"prompt_tokens": 50_000, "completion_tokens": 1_000}, "agent": {"prompt_tokens": 8_000}}
 
 
-def write_state(results: Path, run_id: str, scores: list[int]) -> None:
+def write_state(results: Path, run_id: str, scores: list[int], finished: bool = True) -> None:
     evaluations = {
         check: EvaluationLogged(
             check_id=check, score=score, attempt=1, effective=score, types=[kind], n=10 + i
@@ -39,8 +41,8 @@ def write_state(results: Path, run_id: str, scores: list[int]) -> None:
         benchmark="demo",
         agent="chatbot",
         start_date=date(2026, 8, 19),
-        finished=True,
-        status="finished",
+        finished=finished,
+        status="finished" if finished else "running",
         evaluations=evaluations,
         usage=USAGE,
     )
@@ -61,6 +63,15 @@ def compare_folder(folder: Path) -> Path:
     for run_id, scores in SCORES.items():
         write_state(folder / "results", run_id, scores)
     return folder / "config.jsonc"
+
+
+def hold_as_playing(results: Path, run_id: str) -> RunLock:
+    """``run_id`` still playing: its state unfinished (its grades so far) and its lock held, as by the app that
+    plays it; release the lock at the end of the test."""
+    write_state(results, run_id, SCORES[run_id], finished=False)
+    lock = RunLock(results / run_id, "tui")
+    lock.acquire()
+    return lock
 
 
 def compare_app(folder: Path) -> MmbApp:

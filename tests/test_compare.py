@@ -7,12 +7,13 @@ import csv
 import io
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 
 import json5
 import pytest
-from compare_scene import CHECKS
+from compare_scene import CHECKS, SCORES, compare_folder, hold_as_playing
 from engine_helpers import ROOT
 
 from engine.benchmark.validate import load_benchmark
@@ -188,3 +189,29 @@ def test_a_run_is_counted_as_its_report_counts_it_under_the_judges_lead(tmp_path
     assert by_judge.score == pytest.approx(30 / 4)
     assert [by_judge.passed(c) for c in CHECKS] == [True, False, None, True, True, None]
     assert [by_persona.passed(c) for c in CHECKS] == [True, True, True, False, True, None]
+
+
+def test_a_run_still_playing_is_marked_and_left_out_of_the_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 25, point 7: its unasked checks would count 0 in every figure until it ends."""
+    config = compare_folder(tmp_path)
+    lock = hold_as_playing(tmp_path / "results", "demo.r3")
+    solo = hold_as_playing(tmp_path / "results", "solo")
+    try:
+        exported = tmp_path / "c.json"
+        assert main(["--config", str(config), "compare", "demo", "solo", "--json", str(exported)]) == 0
+        captured = capsys.readouterr()
+        ended = [sum(SCORES[run_id]) / 6 for run_id in ("demo.r1", "demo.r2")]
+        (row,) = [line for line in captured.out.splitlines() if line.startswith("demo ")]
+        assert re.split(r"\s{2,}", row)[1] == "2 +1 playing"
+        assert f"{sum(ended) / 2:.2f} [{min(ended):.2f}, {max(ended):.2f}]" in row
+        assert "compare: solo: still playing (solo): no figures until it ends" in captured.err
+        (demo,) = json.loads(exported.read_text())
+        assert (demo["runs"], demo["playing"]) == (["demo.r1", "demo.r2"], ["demo.r3"])
+    finally:
+        lock.release()
+        solo.release()
+    assert main(["--config", str(config), "compare", "demo"]) == 0  # ended: counted again (it stopped)
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("demo ")]
+    assert re.split(r"\s{2,}", row)[1] == "3"

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 from engine_helpers import FORGETFUL, events, fast, kinds, make_config, play, scaled
-from tui_fakes import wait_until
 
 from engine.commands import AbortCall, Pause, Resume
 from engine.config import ConfigError, parse_config
@@ -21,7 +20,7 @@ from engine.placement.scheduler import Scheduler
 from engine.run.build import build_run
 from engine.run.loop import Run
 from engine.run.parts import RunSettings
-from mmb_tui.app import make_app
+from mmb_tui.view_format import status_text
 
 HUNG_PERSONA = {"benchmark": "full", "agent": FORGETFUL, "persona": "scripted/persona?faults=1:hang"}
 
@@ -85,19 +84,6 @@ async def test_abort_makes_a_hung_persona_call_again_at_once_through_the_engine_
     assert [(e.action, e.detail) for e in kinds(evts, "operator")] == [("abort_call", aborted.message)]
     assert not kinds(evts, "error") and scheduler.view("r").evaluations == 5
     assert not (await scheduler.command("r", AbortCall())).ok  # finished: nothing to cut short
-
-
-async def test_a_hung_persona_call_aborted_from_the_app_and_the_run_finishes(tmp_path: Path) -> None:
-    config = make_config(tmp_path, {"r": HUNG_PERSONA})
-    scheduler = Scheduler(config, tune=fast)
-    app = make_app(scheduler, tmp_path / "config.jsonc", clock_frozen=True, watch=False)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("s")
-        await wait_until(pilot, lambda: scheduler.view("r").activity.waiting_for == "persona model")
-        await pilot.press("a")
-        await wait_until(pilot, lambda: scheduler.view("r").status == "finished", timeout=20)
-    (abort,) = kinds(events(config, "r"), "operator")
-    assert abort.action == "abort_call" and "persona model call was cut short" in abort.detail
 
 
 async def test_abort_of_a_hung_agent_reply_starts_the_agent_again_and_the_message_goes_again(
@@ -191,6 +177,27 @@ async def test_a_back_off_is_cut_short_by_abort_and_by_a_pause(tmp_path: Path) -
     async with asyncio.timeout(scaled(20)):
         assert await task is TerminationReason.FINISHED
     assert len(run.state.evaluations) == 5
+
+
+async def test_a_back_off_is_the_runs_activity_with_its_end_so_views_count_down(tmp_path: Path) -> None:
+    """Not only ``retrying in 100 s`` in the transcript: the view says it, with its end (issue 25, point 6)."""
+    persona = "scripted/persona?faults=1:500"
+    config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL, "persona": persona}})
+    scheduler = Scheduler(config, tune=_slow_back_off)
+    await scheduler.start("r")
+    try:
+        await _until(lambda: scheduler.view("r").activity.waiting_for == "back-off")
+        view = scheduler.view("r")
+        activity = view.activity
+        assert view.status == "waiting" and view.reason.startswith("persona model: ")
+        assert activity.since is not None and activity.ends_at == pytest.approx(activity.since + 100)
+        status = status_text(view, activity.since + 30.4, width=80).plain
+        assert status.startswith("⏳ retrying in 1m09s: persona model: ") and "⚠" not in status
+        assert (await scheduler.command("r", AbortCall())).ok
+        await _until(lambda: scheduler.view("r").activity.waiting_for != "back-off")
+        assert scheduler.view("r").activity.ends_at is None  # the wait's end goes with it
+    finally:
+        await scheduler.stop_all()
 
 
 async def test_transport_faults_in_process_fail_as_the_openai_wrapper_reads_them() -> None:

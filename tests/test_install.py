@@ -70,3 +70,17 @@ def test_a_missing_sandbox_it_cannot_install_is_one_line_saying_how(
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert "bubblewrap" in err and "apt-get install bubblewrap" in err and '"agent_sandbox": "none"' in err
+
+
+def test_make_run_says_it_installs_before_the_minutes_it_takes(tmp_path: Path) -> None:
+    """``make run`` on a fresh clone: a line first, then the venv and the pip installs (issue 25, point 11)."""
+    plan = subprocess.run(
+        ["make", "-n", f"VENV={tmp_path / 'venv'}", "run"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    first = next(i for i, line in enumerate(plan) if "[mmb] installing dependencies" in line)
+    assert "first run only, a few minutes" in plan[first]
+    assert first < next(i for i, line in enumerate(plan) if "-m venv" in line)

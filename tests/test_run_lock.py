@@ -89,6 +89,27 @@ async def test_the_scheduler_shows_a_run_played_elsewhere_and_does_not_start_it(
         holder.wait()
 
 
+async def test_relabel_renames_the_front_end_in_the_locks_of_the_runs_played(tmp_path: Path) -> None:
+    """An app gone headless on a hang-up (``mmb_tui/session.py``) is no longer labelled ``(tui …)``."""
+    hung = {"benchmark": "full", "agent": FORGETFUL, "persona": "scripted/persona?faults=1:hang"}
+    config = make_config(tmp_path, {"r": hung, "idle": {"benchmark": "full", "agent": FORGETFUL}})
+    scheduler = Scheduler(config, front_end="tui")
+    await scheduler.start("r")
+    run_dir = config.results_path() / "r"
+    try:
+        assert "(tui, since" in owner_of(run_dir)
+        socket_path = json.loads((run_dir / LOCK_NAME).read_text()).get("socket")
+        scheduler.relabel("headless after a hang-up")
+        info = json.loads((run_dir / LOCK_NAME).read_text())
+        assert info["front_end"] == "headless after a hang-up" and info.get("socket") == socket_path
+        owner = owner_of(run_dir)
+        assert f"pid {os.getpid()}" in owner and "(headless after a hang-up, since" in owner
+        assert owner_of(config.results_path() / "idle") == ""  # a run not played here: nothing to relabel
+        assert scheduler.front_end == "headless after a hang-up"  # and so the runs it starts later
+    finally:
+        await scheduler.stop_all()
+
+
 def test_two_headless_starts_at_once_the_second_exits_naming_the_owner(tmp_path: Path) -> None:
     path = slow_demo_config(tmp_path, latency=0.02)
     command = [sys.executable, "-m", "mmb_tui.cli", "--config", str(path), "run", "demo", "--headless"]

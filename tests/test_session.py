@@ -76,6 +76,8 @@ def test_a_hang_up_of_the_apps_terminal_leaves_the_run_playing_to_its_report(tmp
         app.send_signal(signal.SIGHUP)
         seen = _events(tmp_path)
         _wait_for(lambda: _events(tmp_path) > seen, 30, "the transcript to grow after the hang-up")
+        owner = json.loads((tmp_path / "results" / "demo" / "run.lock").read_text())
+        assert (owner["pid"], owner["front_end"]) == (app.pid, "headless after a hang-up")  # no more "tui"
         assert app.wait(timeout=120) == 0  # it played the run to its end, then left
     finally:
         app.kill()

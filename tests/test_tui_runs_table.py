@@ -7,11 +7,14 @@ import ast
 from pathlib import Path
 from typing import get_args
 
+import pytest
 from rich.cells import cell_len
 from tui_fakes import Scene, settle
 
 import mmb_tui
+from engine.api import Activity
 from engine.events import Event
+from mmb_tui import view_format
 from mmb_tui.event_render import TUI_MARKERS, marker
 from mmb_tui.widgets.runs_table import STATUS_MIN, RunsTable
 
@@ -62,6 +65,34 @@ async def test_the_status_column_widens_with_the_room(scene: Scene) -> None:
         await settle(pilot)
         table = app.query_one(RunsTable)
         assert str(table.get_cell("multiday-0.r12", "status")).rstrip().endswith("timed out after 600 s")
+
+
+async def test_an_automatic_back_off_counts_down_in_the_status(
+    scene: Scene, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``retrying in 30 s`` is not only in the transcript (issue 25, point 6): the row counts down to the next
+    attempt and says why, not "⚠ waiting" as for a run that waits for the operator."""
+    now = [1_800_000_000.0]
+    monkeypatch.setattr(view_format, "wall_clock", lambda: now[0])
+    backing_off = Activity(waiting_for="back-off", since=now[0], ends_at=now[0] + 30)
+    view = scene.engine.views["hermes-1"]
+    scene.engine.views["hermes-1"] = view.model_copy(
+        update={"status": "waiting", "reason": "persona model: HTTP 429: rate limit", "activity": backing_off}
+    )
+    app = scene.app()
+    async with app.run_test(size=(120, 24)) as pilot:
+        await settle(pilot)
+        table = app.query_one(RunsTable)
+        status = str(table.get_cell("hermes-1", "status"))
+        assert status.startswith("⏳ retrying in 30s: persona model: HTTP 429") and "⚠" not in status
+        now[0] += 25
+        app.main.refresh_views()
+        await pilot.pause()
+        assert str(table.get_cell("hermes-1", "status")).startswith("⏳ retrying in 5s: ")
+        now[0] += 6
+        app.main.refresh_views()
+        await pilot.pause()
+        assert str(table.get_cell("hermes-1", "status")).startswith("⏳ retrying now: ")
 
 
 # ---- glyphs of a width every terminal agrees on (issue 25, point 9) ---------------------------------------

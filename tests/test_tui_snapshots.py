@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from compare_scene import compare_app
+from compare_scene import compare_app, hold_as_playing
 from textual.pilot import Pilot
 from tui_fakes import Scene, wait_until
 
@@ -65,12 +65,23 @@ def test_a_run_played_by_another_process_is_shown_attached(snap_compare: Any, sc
     assert snap_compare(scene.app(), terminal_size=(80, 24), press=["down"])
 
 
-def test_comparison_screen_with_a_chart(snap_compare: Any, tmp_path: Path) -> None:
-    async def open_comparison(pilot: Pilot[None]) -> None:
-        await pilot.press("c")
-        screen = pilot.app.screen
-        assert isinstance(screen, CompareScreen)
-        await wait_until(pilot, lambda: screen.loaded)
-        await pilot.pause()
+async def open_comparison(pilot: Pilot[None]) -> None:
+    await pilot.press("c")
+    screen = pilot.app.screen
+    assert isinstance(screen, CompareScreen)
+    await wait_until(pilot, lambda: screen.loaded)
+    await pilot.pause()
 
+
+def test_comparison_screen_with_a_chart(snap_compare: Any, tmp_path: Path) -> None:
     assert snap_compare(compare_app(tmp_path), terminal_size=(110, 34), run_before=open_comparison)
+
+
+def test_comparison_screen_80x24_marks_a_run_still_playing(snap_compare: Any, tmp_path: Path) -> None:
+    # issue 25, point 7: demo.r3 plays (left out, "+1 playing"); the table fits, the legend covers no bar
+    app = compare_app(tmp_path)
+    lock = hold_as_playing(tmp_path / "results", "demo.r3")
+    try:
+        assert snap_compare(app, terminal_size=(80, 24), run_before=open_comparison)
+    finally:
+        lock.release()

@@ -5,6 +5,9 @@ row per argument × check type, ``ALL`` for the headline) and JSON.
 
 An argument is a matrix (one row per agent × benchmark cell), a group (a run's repeats), a run, or a name
 whose repeats ``<name>.r<k>`` are on disk without being in the config (``mmb-tui run X --repeats N``).
+
+A run still playing (``playing``: the caller's test, its lock held) is left out of the figures until it ends:
+its row's ``n`` says ``+1 playing``, and a row whose runs all play has no figures yet, only a line saying so.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import csv
 import io
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -67,16 +71,21 @@ def config_rows(config: Config) -> list[tuple[str, list[str]]]:
 
 
 def figures_of(
-    config: Config, rows: list[tuple[str, list[str]]], keep_empty: bool = False
+    config: Config,
+    rows: list[tuple[str, list[str]]],
+    keep_empty: bool = False,
+    playing: Callable[[str], bool] | None = None,
 ) -> tuple[list[GroupFigures], list[str]]:
     """The figures of each row with at least one result, and a line per row or run that could not be read
-    (or has no result yet when ``keep_empty``)."""
+    (or has no result yet when ``keep_empty``); an unfinished run ``playing`` says still plays is left out of
+    the figures (named in ``GroupFigures.playing``, or in a line when the whole row plays)."""
     cache: dict[Path, Benchmark] = {}
     figures: list[GroupFigures] = []
     problems: list[str] = []
     for name, run_ids in rows:
         results: list[RunResult] = []
         missing: list[str] = []
+        still: list[str] = []  # playing: left out until they end
         for run_id in run_ids:
             try:
                 result = load_result(config, run_id, cache)
@@ -85,16 +94,25 @@ def figures_of(
                 result = None
             if result is None:
                 missing.append(run_id)
+            elif not result.finished and playing is not None and playing(run_id):
+                still.append(run_id)
             else:
                 results.append(result)
         if results:
-            figures.append(group_figures(name, results, missing))
+            figures.append(group_figures(name, results, missing, still))
+        elif still:  # the whole row plays
+            problems.append(f"{name}: still playing ({', '.join(still)}): no figures until it ends")
         elif keep_empty:
             problems.append(f"{name}: no results yet")
     return figures, problems
 
 
 # ---- output --------------------------------------------------------------------------------------------
+
+
+def n_label(fig: GroupFigures) -> str:
+    """The sample's size, and the runs left out while they play: ``3``, ``2 +1 playing``."""
+    return f"{fig.n} +{len(fig.playing)} playing" if fig.playing else str(fig.n)
 
 
 def pass_k_label(values: list[float | None]) -> str:
@@ -129,7 +147,7 @@ def table_rows(figures: list[GroupFigures]) -> tuple[list[str], list[list[str]]]
     header += ["cost", "tokens", *types]
     rows = []
     for fig in figures:
-        cells = [fig.name, str(fig.n), fig.score.label(), pass_k_label(fig.pass_k)]
+        cells = [fig.name, n_label(fig), fig.score.label(), pass_k_label(fig.pass_k)]
         cells += [
             f"{fig.graded}/{fig.planned}",
             str(fig.faults),
@@ -164,6 +182,7 @@ def as_json(figures: list[GroupFigures]) -> list[dict[str, Any]]:
             "name": fig.name,
             "runs": list(fig.runs),
             "missing": list(fig.missing),
+            "playing": list(fig.playing),
             "n": fig.n,
             "finished": fig.finished,
             "agents": list(fig.agents),
@@ -232,9 +251,10 @@ def main_compare(
     csv_path: Path | None = None,
     json_path: Path | None = None,
     out: TextIO | None = None,
+    playing: Callable[[str], bool] | None = None,
 ) -> int:
     """Print the comparison of ``names`` and write the exports asked for; 2 for a name that means nothing, 1
-    when no argument has results yet."""
+    when no argument has results yet. ``playing``: whether a run still plays (left out until it ends)."""
     out = out or sys.stdout
     rows: list[tuple[str, list[str]]] = []
     try:
@@ -243,7 +263,7 @@ def main_compare(
     except CompareError as exc:
         print(str(exc), file=sys.stderr)
         return 2
-    figures, problems = figures_of(config, rows, keep_empty=True)
+    figures, problems = figures_of(config, rows, keep_empty=True, playing=playing)
     for problem in problems:
         print(f"compare: {problem}", file=sys.stderr)
     if not figures:

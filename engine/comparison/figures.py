@@ -6,6 +6,10 @@
 - pass^k for k = 1..n (τ²-bench): per check C(c, k) / C(n, k), c the runs that answered it right (a counted
   grade of 7/10 or more), n the runs that graded it without a persona fault; averaged over the checks;
 - coverage (graded / planned) and persona faults summed over the runs; tokens and cost per role, totals.
+
+A run still playing is not in the sample (``GroupFigures.playing`` names it): its score counts the checks not
+asked yet as 0, so it would pull every figure down for no reason until it ends. ``compare.figures_of`` leaves
+it out.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ class GroupFigures:
     tokens: dict[str, dict[str, int]] = field(default_factory=dict)  # role -> totals over the runs
     costs: dict[str, float] = field(default_factory=dict)  # role -> USD over the runs with its price
     missing: tuple[str, ...] = ()  # runs of the group without a result yet
+    playing: tuple[str, ...] = ()  # runs of the group still playing: left out of every figure until they end
 
     @property
     def n(self) -> int:
@@ -64,8 +69,10 @@ def _outcomes(results: Sequence[RunResult], checks: list[str]) -> dict[str, list
     return outcomes
 
 
-def group_figures(name: str, results: Sequence[RunResult], missing: Sequence[str] = ()) -> GroupFigures:
-    """The figures of ``results`` (at least one run)."""
+def group_figures(
+    name: str, results: Sequence[RunResult], missing: Sequence[str] = (), playing: Sequence[str] = ()
+) -> GroupFigures:
+    """The figures of ``results`` (at least one run); ``missing`` and ``playing`` (left out) are only named."""
     if not results:
         raise ValueError(f"{name}: no run with a result")
     n = len(results)
@@ -111,4 +118,5 @@ def group_figures(name: str, results: Sequence[RunResult], missing: Sequence[str
         tokens=tokens,
         costs=costs,
         missing=tuple(missing),
+        playing=tuple(playing),
     )

@@ -261,6 +261,15 @@ class Scheduler:
     async def stop_all(self) -> None:
         await asyncio.gather(*(self.stop(run_id) for run_id in self.slots))
 
+    def relabel(self, front_end: str) -> None:
+        """From now on this engine is ``front_end`` (an app gone headless on a hang-up): the locks of the runs
+        it plays say so at once, and the runs it starts later."""
+        self.front_end = front_end
+        for run_id, slot in self.slots.items():
+            played = slot.run or slot.placed
+            if played is not None and played.lock is not None and self.running(run_id):
+                played.lock.relabel(front_end)
+
     async def wait(self, run_ids: list[str] | None = None) -> dict[str, TerminationReason | str]:
         """Wait for runs to end; a run that could not be built reports its error."""
         results: dict[str, TerminationReason | str] = {}

@@ -16,7 +16,8 @@ with a judge (issue 14: the headline says whose grades it counts, a ``Judge:`` l
 grades on each imperfect answer, ``≠`` lines for the disagreements) and of a regrade (its header ends with
 `` · regrade by <judge> of the entry of <date>``), and what can be trusted (issue 21: the ``Memory:`` score beside
 the headline with an amnesiac's, the ``Context:`` line, the ``Persona reliability:`` counts, a persona fault's
-judge grade), and since issue 24 the ``Agent context:`` sizes and the ``Supersedes:`` id of the run's entry before.
+judge grade), since issue 24 the ``Agent context:`` sizes and the ``Supersedes:`` id of the run's entry before,
+and since issue 25 the counts of the ``Operator:`` interventions and of the ``Waits over a minute:``.
 
 Figures take one prefix lookup per line; imperfect answers and persona faults are parsed when asked for.
 """
@@ -73,6 +74,8 @@ _MEMORY = re.compile(
     r"(?:.*remembers nothing:\s*(?P<amnesiac>[\d.]+)/10)?"
 )
 _CONTEXT = re.compile(r"^Context:\s*(?P<text>.+)$")
+_OPERATOR = re.compile(r"^Operator:\s*(?:(?P<n>\d+)\s+interventions?\b|none\b)")
+_WAITS = re.compile(r"^Waits over a minute:\s*(?:(?P<n>\d+)\b|none\b)")
 _PERSONA_RELIABILITY = re.compile(r"^Persona reliability:\s*(?P<text>.+)$")
 _COUNT = re.compile(r"^(?P<what>[a-z][a-z -]*?)\s+(?P<n>\d+)(?:\s+\((?P<parts>[^)]*)\))?$")
 _PER_TYPE = re.compile(r"(?P<type>[A-Z][A-Z-]*)\s+(?P<avg>[\d.]+)\s*\((?P<count>\d+)\)")
@@ -118,6 +121,8 @@ class ReportEntry:
     context_peak: int | None = None
     persona_counts: dict[str, int] = field(default_factory=dict)  # "model calls", "refused calls", …
     refused_calls: dict[str, int] = field(default_factory=dict)  # refused persona tool calls by tool
+    interventions: int | None = None  # the operator's (the ``Operator:`` line; None: an entry without it)
+    long_waits: int | None = None  # waits over a minute and waits for the operator (``Waits over a minute:``)
 
     @property
     def context_cleared(self) -> bool | None:
@@ -266,6 +271,14 @@ def _supersedes(entry: ReportEntry, match: re.Match[str]) -> None:
     entry.supersedes = match["id"]
 
 
+def _operator(entry: ReportEntry, match: re.Match[str]) -> None:
+    entry.interventions = int(match["n"] or 0)
+
+
+def _waits(entry: ReportEntry, match: re.Match[str]) -> None:
+    entry.long_waits = int(match["n"] or 0)
+
+
 def _agent_context(entry: ReportEntry, match: re.Match[str]) -> None:
     before, peak = match["before"], match["peak"]
     entry.context_before_exam = int(before.replace(",", "")) if before else None
@@ -290,6 +303,8 @@ _FIGURES = {
     "Memory": (_MEMORY, _memory),
     "Context": (_CONTEXT, _context),
     "Persona reliability": (_PERSONA_RELIABILITY, _persona_reliability),
+    "Operator": (_OPERATOR, _operator),
+    "Waits over a minute": (_WAITS, _waits),
 }
 
 

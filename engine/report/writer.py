@@ -15,9 +15,11 @@ checks asked after the agent's context was last cleared, beside the score of an 
 reliability:`` line counts the persona's model calls, refused calls, guard trips, replaced grades and faults.
 
 An ``Agent context:`` line gives the size of the agent's context before the exam and its peak, where the adapter
-reports sizes. A run's entries are linked (issue 24): each carries an ``Entry:`` id kept in the run's state, and a
-run that writes another (its final one after an ``Incomplete`` one, or another ``Incomplete``) says it
-``Supersedes:`` the one before; ``mmb-tui report`` shows the latest of each run.
+reports sizes. An ``Operator:`` line lists the operator's interventions and a ``Waits over a minute:`` line the
+long waits, read from the transcript (issue 25, ``engine/report/interventions.py``). A run's entries are linked
+(issue 24): each carries an ``Entry:`` id kept in the run's state, and a run that writes another (its final one
+after an ``Incomplete`` one, or another ``Incomplete``) says it ``Supersedes:`` the one before; ``mmb-tui report``
+shows the latest of each run.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from engine.events import TerminationReason
 from engine.report.grades import REPLY_CROP as REPLY_CROP  # imported from here (tests)
 from engine.report.grades import grade_lines as grade_lines  # imported from here (the regrade)
 from engine.report.grades import one_line
+from engine.report.interventions import InterventionLog, intervention_lines
 from engine.report.prices import priced_tokens_label
 from engine.report.provenance import Provenance
 from engine.report.trust import fault_count, persona_line, trust_lines, unchecked_premises
@@ -58,6 +61,7 @@ class RunSummary:
     tokens: dict[str, dict[str, int]] = field(default_factory=dict)  # per role
     provenance: Provenance = field(default_factory=Provenance)
     lead: JudgeLead | None = None  # with a judge: which grades the figures count; None: no judge
+    interventions: InterventionLog | None = None  # the operator's actions, the long waits (None: no lines)
 
 
 def format_entry(run: RunSummary, now: datetime | None = None) -> str:
@@ -98,6 +102,8 @@ def format_entry(run: RunSummary, now: datetime | None = None) -> str:
     tokens = run.tokens
     if tokens:
         lines.append("📊 Tokens: " + priced_tokens_label(tokens, run.provenance.prices))
+    virtual = bench.time_master or bench.start_time is not None  # the run's clock: "when" in its words
+    lines.extend("📊 " + line for line in intervention_lines(run.interventions, virtual, run.virtual_now))
     lines.append(f"📊 Run time: {state.run_seconds / 60:.1f} min")
     if state.report_entries:  # the run's entry before this one: this one replaces it
         lines.append(f"📊 Supersedes: {state.report_entries[-1]}")

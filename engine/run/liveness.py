@@ -1,5 +1,5 @@
 """What a playing run waits for, and since when: the persona model (attempt k of n after a retry), the
-agent's reply, a virtual sleep; and when it last recorded an event.
+agent's reply, a virtual sleep, the back-off after a failure (with its end); and when it last recorded an event.
 
 The run's ``RunRecorder`` holds one ``Liveness``: it stamps every event, and the run and its collaborators
 say what they wait for with ``waiting(...)`` around each wait. Front ends read it as ``RunView.activity`` and
@@ -58,15 +58,18 @@ class Liveness:
         self.last_event_at = self._wall()
 
     @contextmanager
-    def waiting(self, what: WaitingFor, until: str = "") -> Iterator[None]:
+    def waiting(self, what: WaitingFor, until: str = "", ends_in: float | None = None) -> Iterator[None]:
         """The run waits for ``what`` inside the block; the activity before it comes back after. A call
-        (``CALLS``) the operator cuts short raises ``CallInterrupted`` out of the block."""
+        (``CALLS``) the operator cuts short raises ``CallInterrupted`` out of the block. ``ends_in``: a wait
+        of known length (a back-off), in seconds: its end is in the activity (``ends_at``)."""
         task = asyncio.current_task() if what in CALLS else None
         if task is not None and self.pausing:
             raise CallInterrupted(what, "pause", 0.0)
         call = _Call(what, task, time.monotonic(), task.cancelling()) if task is not None else None
         before = self.activity
-        self.activity = Activity(waiting_for=what, since=self._wall(), until=until)
+        now = self._wall()
+        ends_at = now + ends_in if ends_in is not None else None
+        self.activity = Activity(waiting_for=what, since=now, until=until, ends_at=ends_at)
         if call is not None:
             self._calls.append(call)
         try:

@@ -179,6 +179,12 @@ class RunLock:
         self._info.update(more)
         self._write()
 
+    def relabel(self, front_end: str) -> None:
+        """Say from now on that ``front_end`` plays the run (an app gone headless on a hang-up), lock kept."""
+        self.front_end = front_end
+        if self._handle is not None:
+            self.announce(front_end=front_end)
+
     def _write(self) -> None:
         if self._handle is not None:
             self._handle.seek(0)
@@ -208,6 +214,12 @@ def owner_of(run_dir: Path) -> str:
     if info is None:
         return ""
     return _describe(info) if info else "another engine"
+
+
+def held(run_dir: Path) -> bool:
+    """Whether a process (this one included) holds the run's lock: the run plays and has not ended (paused,
+    backing off, played by another process or on a Ray node too). What the comparison marks as playing."""
+    return owner_info(run_dir) is not None
 
 
 def owner_socket(run_dir: Path) -> Path | None:

@@ -36,6 +36,7 @@ from engine.persona import hooks
 from engine.persona.context import compact_state, pending_tool_calls, recent_replies, shorten_replies
 from engine.persona.notebook import Notebook, ToolError
 from engine.persona.tools import dispatch, parse_arguments, tool_schemas
+from engine.report.interventions import read_interventions
 from engine.report.writer import REPORT_NAME, RunSummary, append_once, new_entry
 from engine.run.agent_channel import REPLY_PREFIX, AgentChannel
 from engine.run.checkpoint import LOCAL_TOOLS
@@ -114,10 +115,11 @@ class Run(RunTools):
         return self.recorder.observers
 
     def summary(self) -> RunSummary:
-        """The run as the report sees it."""
+        """The run as the report sees it (its interventions and waits read from the transcript)."""
         who = (self.run_id, self.adapter.name, self.bench, self.state)
         ended = (self.termination, self.clock.now(), self.meter.as_dict(), self.provenance)
-        return RunSummary(*who, *ended, self.judge.lead if self.judge else None)
+        lead = self.judge.lead if self.judge else None
+        return RunSummary(*who, *ended, lead, read_interventions(self.recorder.transcript.path))
 
     async def new_session(self, by_operator: bool = False) -> bool:
         return await self.agent.new_session(by_operator)
@@ -194,6 +196,7 @@ class Run(RunTools):
             except CallInterrupted as cut:  # by the operator: the cut step is made again (after a pause)
                 if cut.why == "abort" and cut.what == "agent reply":
                     await self.agent.revive()  # as after a timeout: the message goes again, checked first
+                self.save()  # the cut on record (a state a failure saves too): a kill does not take it back
             except (ModelError, AdapterError) as exc:
                 failures += 1
                 where: ErrorWhere = "agent" if isinstance(exc, AdapterError) else "persona model"

@@ -23,7 +23,7 @@ from engine.commands import (
     PersonaNote,
     Resume,
 )
-from engine.events import OperatorActed, OperatorAction, WaitingFor
+from engine.events import CutShort, OperatorActed, OperatorAction
 from engine.persona.notebook import Notebook, ToolError
 from engine.run.phases import session_switch_note
 from engine.run.recorder import Recorder
@@ -40,7 +40,9 @@ class OperatorHost(Recorder, Protocol):
     async def new_session(self, by_operator: bool = False) -> bool: ...
 
 
-def _call_name(what: WaitingFor) -> str:
+def _call_name(what: CutShort) -> str:
+    if what == "back-off":
+        return "the back-off"
     return "the wait for the agent's reply" if what == "agent reply" else f"the {what} call"
 
 
@@ -52,7 +54,7 @@ class OperatorDesk:
         self.pause_pending = False  # a pause queued, applied before the persona's next turn
         self._resumed = asyncio.Event()
         self._backing_off: asyncio.Event | None = None  # set to end the back-off under way
-        self._cut_for_pause = ""  # what the pending pause cut short
+        self._cut_for_pause: CutShort = ""  # what the pending pause cut short
 
     def command(self, command: Command) -> asyncio.Future[CommandResult]:
         """Queue ``command``; the future says what became of it once applied."""
@@ -66,22 +68,22 @@ class OperatorDesk:
         if isinstance(command, Pause) and not self.paused:
             self.pause_pending = self.run.liveness.pausing = True  # a call about to start waits for none
             cut = self.run.liveness.interrupt("pause")
-            if cut:
-                self._cut_for_pause = _call_name(cut)
+            if cut and cut != "virtual sleep":
+                self._cut_for_pause = cut
             elif self._end_back_off():
-                self._cut_for_pause = "the back-off"
+                self._cut_for_pause = "back-off"
         self.queue.put_nowait((command, outcome))
         return outcome
 
     def _abort(self) -> CommandResult:
-        cut = self.run.liveness.interrupt("abort")
-        if cut:
-            detail = f"{_call_name(cut)} was cut short: tried again now"
+        cut: CutShort = ""
+        if (call := self.run.liveness.interrupt("abort")) and call != "virtual sleep":
+            cut, detail = call, f"{_call_name(call)} was cut short: tried again now"
         elif self._end_back_off():
-            detail = "the back-off was cut short: the next attempt is made now"
+            cut, detail = "back-off", "the back-off was cut short: the next attempt is made now"
         else:
             return CommandResult(ok=False, message="the run waits for no model or agent call")
-        self.run.emit(OperatorActed(action="abort_call", detail=detail))
+        self.run.emit(OperatorActed(action="abort_call", detail=detail, cut=cut))
         return CommandResult(ok=True, message=detail)
 
     def _end_back_off(self) -> bool:
@@ -91,10 +93,12 @@ class OperatorDesk:
         return True
 
     async def back_off(self, seconds: float) -> None:
-        """The wait before the next attempt after a failure: ``seconds``, or until ``AbortCall`` or a pause."""
+        """The wait before the next attempt after a failure: ``seconds``, or until ``AbortCall`` or a pause; the
+        run's activity while it lasts (``back-off``, with its end: the views count down "retrying in …")."""
         self._backing_off = ended = asyncio.Event()
         try:
-            await asyncio.wait_for(ended.wait(), seconds)
+            with self.run.liveness.waiting("back-off", ends_in=seconds):
+                await asyncio.wait_for(ended.wait(), seconds)
         except TimeoutError:
             pass
         finally:
@@ -137,6 +141,7 @@ class OperatorDesk:
             if getter in done:
                 await self._apply_one(*getter.result())
         run.set_status("running")
+        run.save()  # the resume on record: a kill from here on does not take it back
 
     async def apply(self, command: Command) -> CommandResult:
         run = self.run
@@ -144,8 +149,8 @@ class OperatorDesk:
             case Pause():
                 self.paused, self.pause_pending, run.liveness.pausing = True, False, False
                 cut, self._cut_for_pause = self._cut_for_pause, ""
-                done = f"{cut} was cut short: made again on resume" if cut else ""
-                run.emit(OperatorActed(action="pause", detail=done))
+                done = f"{_call_name(cut)} was cut short: made again on resume" if cut else ""
+                run.emit(OperatorActed(action="pause", detail=done, cut=cut))
                 result = CommandResult(ok=True, message=done or "paused before the persona's next turn")
             case Resume():
                 result = self._resume()

@@ -239,7 +239,7 @@ class MainScreen(RunsScreen):
         self.app.push_screen(CompareScreen(self.config_path))
 
     def action_reports(self) -> None:
-        screen = ReportScreen(self.results_dir / "report.md", self.report_filter)
+        screen = ReportScreen(self.results_dir / "report.md", self.report_filter, self.engine.run_ids())
 
         def closed(ref: AnswerRef | None) -> None:
             self.report_filter = screen.filter_text  # kept while the app lives

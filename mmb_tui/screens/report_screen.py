@@ -4,15 +4,17 @@ Opening is lazy (issue 12): entries are read up to their headers and ordered, an
 is made (the first ``FIRST_ROWS`` at once, the others after the first repaint), and its figures, answers and
 faults become tree nodes only when it is expanded (``ReportTree``): a report of a thousand entries opens at
 once. ``/`` filters by run, score range and check type (``EntryFilter``). An entry whose run's transcript is
-gone is marked, and ``o`` says so instead of opening something else. Dismisses with an ``AnswerRef`` (run,
-check, event number) when the operator opens an answer in its transcript; ``MainScreen.open_evaluation``
-lands on exactly that event. This module owns the screen's state and actions; how entries, answers and faults
+gone is marked, and ``o`` says so instead of opening something else; so it does for a run the app does not
+show (``runs``: not in its config), never leaving the operator on another run's tail. Dismisses with an
+``AnswerRef`` (run, check, event number) when the operator opens an answer in its transcript;
+``MainScreen.open_evaluation`` lands on exactly that event. This module owns the screen's state and actions; how entries, answers and faults
 read is ``mmb_tui.widgets.report_items`` (every label a ``Text``, never markup).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,10 +73,12 @@ class ReportScreen(Screen[AnswerRef | None]):
         Binding("ctrl+r", "reload", "Reload"),
     ]
 
-    def __init__(self, report_path: Path, filter_text: str = "") -> None:
-        """``filter_text``: the filter as the operator last typed it (the main screen keeps it)."""
+    def __init__(self, report_path: Path, filter_text: str = "", runs: Collection[str] | None = None) -> None:
+        """``filter_text``: the filter as the operator last typed it (the main screen keeps it); ``runs``: the
+        runs the app shows, the only ones ``o`` can open (None: any)."""
         super().__init__()
         self.report_path = report_path
+        self.runs = frozenset(runs) if runs is not None else None
         self.results_dir = report_path.parent
         self.entries: list[LazyEntry] = []  # newest first, all of them (each parsed when first shown)
         self.shown: list[LazyEntry] = []  # those the filter lets through
@@ -212,6 +216,13 @@ class ReportScreen(Screen[AnswerRef | None]):
             self.notify("Put the cursor on an imperfect answer or a persona fault first.", severity="warning")
             return
         entry, answer = item.entry, item.answer
+        if self.runs is not None and entry.run_id not in self.runs:
+            self.notify(
+                f"Cannot open it: {entry.run_id} is not a run of this app's config (its transcript is "
+                f"results/{entry.run_id}/transcript.jsonl).",
+                severity="error",
+            )
+            return
         number = answer.transcript_n
         if number is not None:
             found = [

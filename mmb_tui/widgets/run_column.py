@@ -67,7 +67,7 @@ class RunColumn(Vertical):
         self.transcript.append(event)
 
     def update_view(self, view: RunView | None) -> None:
-        waiting = view is not None and view.status == "running" and view.activity.since is not None
+        waiting = view is not None and view.activity.since is not None  # a call, a sleep, a back-off
         if view != self._view or waiting:  # what a run waits for ages by the second
             self._view = view
             self._refresh_header()
