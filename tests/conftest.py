@@ -1,6 +1,7 @@
 """Shared pytest fixtures, found by name (never imported).
 
 - ``no_blinking_cursor`` (autouse): a blinking cursor makes snapshots depend on timing.
+- ``steady_repaints`` (autouse): transcripts repaint at their fastest pace, however busy the test process is.
 - ``scene``: three runs mid-run on a fake engine, their transcripts and a ``report.md`` (``tui_fakes.Scene``).
 
 Plain helpers are imported from their modules: ``engine_helpers`` (configs, whole runs), ``tui_fakes`` (the
@@ -16,12 +17,22 @@ import pytest
 from textual.widgets import Input, TextArea
 from tui_fakes import REPORT_MD, Scene, scene_engine, write_config
 
+from mmb_tui.repaint_pace import RepaintPace
+from mmb_tui.widgets.transcript_view import TranscriptView
+
 
 @pytest.fixture(autouse=True)
 def no_blinking_cursor(monkeypatch: pytest.MonkeyPatch) -> None:
     """A blinking cursor makes snapshots depend on timing."""
     monkeypatch.setattr(Input, "cursor_blink", False)
     monkeypatch.setattr(TextArea, "cursor_blink", False)
+
+
+@pytest.fixture(autouse=True)
+def steady_repaints(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test process is always busy: its transcripts are not slowed as a busy app's are (the pace's own tests
+    hand a view their clocks: ``tests/test_tui_viewer_cost.py``)."""
+    monkeypatch.setattr(TranscriptView, "pace", RepaintPace(cpu=lambda: 0.0))
 
 
 @pytest.fixture

@@ -258,13 +258,16 @@ async def _until_closed(reader: asyncio.StreamReader) -> None:
 class RemoteRun:
     """The viewer's side: one run played by another process, attached through its control socket.
 
-    Keeps the latest view (asked again whenever events arrived, and at least every ``POLL`` seconds) and
-    hands every event to ``on_event``. Once the connection is gone (the owner ended the run or died) it is
-    not ``alive``; the scheduler falls back to the run's stored state and may attach again.
+    Keeps the latest view (asked again when events arrived, at most every ``VIEW_EVERY`` seconds, the rate
+    front ends show views at, and at least every ``POLL`` seconds) and hands every event to ``on_event``, a
+    backlog in slices of ``SLICE`` events (the loop's other work, a front end's keys, goes on between them).
+    Once the connection is gone (the owner ended the run or died) it is not ``alive``; the scheduler falls back
+    to the run's stored state and may attach again.
     """
 
     POLL = 1.0
-    COALESCE = 0.05  # a burst of events costs one view
+    VIEW_EVERY = 0.25  # a stream of events costs four views a second, however fast it flows
+    SLICE = 50  # events handed over between two turns of the loop
 
     def __init__(
         self,
@@ -342,7 +345,8 @@ class RemoteRun:
         try:
             writer.write(_line(json.dumps({"op": "subscribe", "since": self.since})))
             await writer.drain()
-            while line := await reader.readline():
+            handed = 0
+            while line := await reader.readline():  # does not wait while whole lines are buffered
                 try:
                     event = parse_event(line.decode("utf-8"))
                 except ValueError:
@@ -350,17 +354,22 @@ class RemoteRun:
                     continue
                 self._changed.set()
                 self._on_event(self.run_id, event)
+                handed += 1
+                if handed % self.SLICE == 0:
+                    await asyncio.sleep(0)
         finally:
             writer.transport.abort()
 
     async def _follow_view(self) -> None:
         reader, writer = await self._connect()
+        loop = asyncio.get_running_loop()
         try:
             while True:
+                asked = loop.time()
                 self.view = RunView.model_validate_json(await _ask(reader, writer, {"op": "view"}))
                 try:
                     await asyncio.wait_for(self._changed.wait(), self.POLL)
-                    await asyncio.sleep(self.COALESCE)
+                    await asyncio.sleep(asked + self.VIEW_EVERY - loop.time())  # the events since, in one
                 except TimeoutError:
                     pass
                 self._changed.clear()

@@ -33,6 +33,8 @@ from engine.state import RunState, StateError, atomic_write, checkpoint_json, lo
 
 log = logging.getLogger(__name__)
 
+OWNED_KEEP = 5.0  # seconds: a run played elsewhere, its own view not at hand: its state read this seldom
+
 
 def _save_stopped(run_dir: Path, front_end: str) -> None:
     """A run stopped here: its last checkpoint, as it stands, says so (``idle``, "stopped") where it said
@@ -63,10 +65,9 @@ class _Slot:
     task: asyncio.Task[TerminationReason] | None = None
     error: str = ""  # why it could not be built
     stored_view: tuple[int, RunView] | None = None  # (state.json mtime, view) of a run not in memory
+    stored_at: float = 0.0  # when ``stored_view`` was read (monotonic)
     remote: RemoteRun | None = None  # attached to the process that plays it (``engine/placement/remote.py``)
-    placed: PlacedRun | None = (
-        None  # played for this engine by another executor (``engine/placement/executor.py``)
-    )
+    placed: PlacedRun | None = None  # played for this engine by another executor (``executor.py``)
 
 
 class Scheduler:
@@ -330,7 +331,7 @@ class Scheduler:
             if remote is not None and remote.alive and remote.view is not None:
                 reason = remote.view.reason or f"played by {owner}"
                 return remote.view.model_copy(update={"owner": owner, "reason": reason})
-            view = run_view(slot.run, running=False) if slot.run is not None else self._stored(run_id, base)
+            view = run_view(slot.run, running=False) if slot.run else self._stored(run_id, base, OWNED_KEEP)
             return view.model_copy(
                 update={"status": "running", "reason": f"played by {owner}", "owner": owner}
             )
@@ -342,16 +343,20 @@ class Scheduler:
             return base.model_copy(update={"status": "error", "reason": slot.error})
         return self._stored(run_id, base)
 
-    def _stored(self, run_id: str, base: RunView) -> RunView:
+    def _stored(self, run_id: str, base: RunView, keep: float = 0.0) -> RunView:
+        """Its saved state's view, read again when ``state.json`` changed (front ends ask several times a second)
+        and the one read is ``keep`` seconds old (the owner of a run saves at every turn; its journal grows)."""
         slot = self.slots[run_id]
         path = self.config.results_path() / run_id / "state.json"
         try:
             stamp = path.stat().st_mtime_ns
         except OSError:
             return base
-        if slot.stored_view is None or slot.stored_view[0] != stamp:  # front ends ask several times a second
-            slot.stored_view = (stamp, self._stored_view(run_id, base))
-        return slot.stored_view[1]
+        stored, now = slot.stored_view, time.monotonic()
+        if stored is None or (stored[0] != stamp and now - slot.stored_at >= keep):
+            slot.stored_view, slot.stored_at = (stamp, self._stored_view(run_id, base)), now
+            stored = slot.stored_view
+        return stored[1]
 
     def _stored_view(self, run_id: str, base: RunView) -> RunView:
         """The view of a run known only from its state.json (stopped, finished, or never started here)."""

@@ -87,17 +87,22 @@ class RunsScreen(Screen[None]):
             self.refresh_views()
 
     def refresh_views(self) -> None:
+        """Show the engine's views in the panes on the screen. A hidden pane is left as it is (an update lays
+        the screen out again, for nothing while it does not show); it is updated when it comes into view."""
         self._dirty = False
         views = self.board.views()
         by_id = {view.run_id: view for view in views}
-        self.query_one(RunsTable).show_views(views)
-        if self.overview:
-            self.query_one(Dashboard).show(views, self.board.last_events(by_id))
+        if not self.zoomed:
+            if self.overview:
+                self.query_one(Dashboard).show(views, self.board.last_events(by_id))
+            else:
+                self.query_one(RunsTable).show_views(views)
         if self.selected_run not in by_id:
             self.selected_run = views[0].run_id if views else None
         self.transcripts.update_views(by_id)
-        selected = by_id.get(self.selected_run) if self.selected_run else None
-        self.query_one(PhasePane).show(selected, self.board.last_jump.get(self.selected_run or ""))
+        if self.show_phase:
+            selected = by_id.get(self.selected_run) if self.selected_run else None
+            self.query_one(PhasePane).show(selected, self.board.last_jump.get(self.selected_run or ""))
 
     def selected_view(self) -> RunView | None:
         return self.board.view(self.selected_run) if self.selected_run is not None else None
@@ -124,9 +129,13 @@ class RunsScreen(Screen[None]):
 
     def watch_show_phase(self) -> None:
         self._layout()
+        if self.is_mounted and self.show_phase:
+            self.refresh_views()  # the pane was left as it was while hidden
 
     def watch_zoomed(self) -> None:
         self._layout()
+        if self.is_mounted and not self.zoomed:
+            self.refresh_views()  # the runs table (or the dashboard) was left as it was while hidden
 
     def watch_overview(self, overview: bool) -> None:
         self._layout()

@@ -10,6 +10,7 @@ from textual.widgets import Static
 from engine.api import RunView
 from engine.events import ClockJumped
 from mmb_tui.event_render import score_style
+from mmb_tui.static_text import show_text
 from mmb_tui.view_format import IN_FLIGHT, STATUS_STYLES, phase_label
 from mmb_tui.widgets.virtual_clock import VirtualClock
 
@@ -55,11 +56,11 @@ class PhasePane(VerticalScroll):
             title.append(f" · {view.chapter}")
         if view.phase_title:
             title.append(f"\n{view.phase_title}", style="bold underline")
-        self.query_one("#phase-title", Static).update(title)
-        self.query_one("#phase-gates", Static).update(self._gates(view))
-        self.query_one("#phase-checks", Static).update(self._checks(view))
-        self.query_one("#phase-untold", Static).update(self._untold(view))
-        self.query_one("#phase-text", Static).update(Text(view.phase_text or "(no phase text yet)"))
+        show_text(self.query_one("#phase-title", Static), title)
+        show_text(self.query_one("#phase-gates", Static), self._gates(view))
+        show_text(self.query_one("#phase-checks", Static), self._checks(view))
+        show_text(self.query_one("#phase-untold", Static), self._untold(view))
+        show_text(self.query_one("#phase-text", Static), Text(view.phase_text or "(no phase text yet)"))
 
     @staticmethod
     def _gates(view: RunView) -> Text:

@@ -16,6 +16,7 @@ from engine.api import RunView
 from engine.events import Event
 from mmb_tui import view_format
 from mmb_tui.event_render import FILTER_LABELS
+from mmb_tui.static_text import show_text
 from mmb_tui.transcript_files import read_tail_events
 from mmb_tui.transcript_seek import events_around
 from mmb_tui.view_format import phase_label, status_text
@@ -161,6 +162,6 @@ class RunColumn(Vertical):
             header.append(f" · #{first}–#{last}, not the tail (End loads it)", style="bold italic")
         elif not transcript.following:
             header.append(" · scrolled (End follows)", style="italic")
-        if header != self._header:  # an update lays the screen out again: only for a new text
+        if header != self._header:  # only a new text is painted
             self._header = header
-            self.query_one(".run-column-header", Static).update(header)
+            show_text(self.query_one(".run-column-header", Static), header)

@@ -63,15 +63,20 @@ class RunColumns(Horizontal):
         path_for: Callable[[str], Path],
         view_for: Callable[[str], RunView | None],
     ) -> list[str]:
-        """Show the page of ``count`` runs that holds ``selected``; return the runs newly bound."""
+        """Show the page of ``count`` runs that holds ``selected``; return the runs newly bound. Zoomed, the
+        selected run keeps the column that shows it (its place in the transcript, read or followed, and nothing
+        read again from the file); so it does on the way back to its page."""
         shown: list[str] = []
         if selected in ids:
             first = (ids.index(selected) // count) * count
             shown = ids[first : first + count]
+        places: list[str | None] = [*shown, *[None] * (len(self.columns) - len(shown))]
+        showing = [c.run_id if c.display else None for c in self.columns]
+        if zoomed and shown and shown[0] in showing:
+            places = [run_id if run_id == shown[0] else None for run_id in showing]
         bound = []
-        for index, column in enumerate(self.columns):
-            if index < len(shown):
-                run_id = shown[index]
+        for column, run_id in zip(self.columns, places, strict=True):
+            if run_id is not None:
                 column.display = True
                 if column.run_id != run_id:
                     column.show_run(run_id, path_for(run_id))

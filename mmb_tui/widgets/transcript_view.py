@@ -1,12 +1,14 @@
 """A run's transcript as a virtual list: the widget (feeding, rendering, cursor keys, jumps, search).
 
 Only the visible lines are rendered; the events held and their lines are a bounded ``TranscriptWindow``
-(no widget per event). Appends are coalesced: at most one repaint per ``FLUSH_INTERVAL``, and a repaint
-styles only the new lines (``TailScrollView``). The view follows the tail only while the user is at the
-bottom. A window loaded around an older event (``load(..., detached=True)``) takes no live events: End asks
-its column to load the tail again (``TailWanted``). A reply of megabytes is held by its head
-(``held_events.py``) and an expanded event renders a capped part of it (``event_render.py``), so the line
-cache holds a few hundred lines per expanded event at most.
+(no widget per event). Appends are coalesced: at most one repaint per interval of the process's
+``RepaintPace`` (20 a second, fewer while the process is busy), and a repaint styles only the new lines
+(``TailScrollView``). The view follows the tail only while the user is at the bottom; appends below a view
+the user reads paint nothing but the scrollbar. A window loaded around an older event
+(``load(..., detached=True)``) takes no live events: End asks its column to load the tail again
+(``TailWanted``). A reply of megabytes is held by its head (``held_events.py``) and an expanded event renders
+a capped part of it (``event_render.py``), so the line cache holds a few hundred lines per expanded event at
+most.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from textual.strip import Strip
 
 from engine.events import Event
 from mmb_tui.event_render import FILTER_MODES, FilterMode
+from mmb_tui.repaint_pace import FASTEST, PACE, RepaintPace
 from mmb_tui.transcript_lines import Entry, entry_strips, pick_match
 from mmb_tui.widgets.tail_scroll_view import TailScrollView
 from mmb_tui.widgets.transcript_window import TranscriptWindow
@@ -33,7 +36,8 @@ _MATCH = Binding.Group("Match", compact=True)  # n N in the footer while a searc
 class TranscriptView(TailScrollView, can_focus=True):
     """Scrollable, filterable, foldable transcript of one run."""
 
-    FLUSH_INTERVAL = 1 / 20  # seconds between repaints under a flood of events
+    FLUSH_INTERVAL = FASTEST  # seconds between repaints under a flood of events, while the process is idle
+    pace: RepaintPace = PACE  # and as it goes: slower while the process uses much CPU
 
     BINDINGS = [
         Binding("up,k", "cursor_up", "Up", show=False),
@@ -117,7 +121,7 @@ class TranscriptView(TailScrollView, can_focus=True):
         if self._flush_scheduled:
             return
         self._flush_scheduled = True
-        delay = self._last_flush + self.FLUSH_INTERVAL - time.monotonic()
+        delay = self._last_flush + self.pace.next_interval() - time.monotonic()
         if delay <= 0 or not self.is_mounted:
             self.call_later(self.flush)
         else:

@@ -8,6 +8,7 @@ from textual.containers import Vertical
 from textual.widgets import Digits, Static
 
 from engine.events import ClockJumped
+from mmb_tui.static_text import show_text
 from mmb_tui.view_format import parse_clock, short_clock
 
 
@@ -29,12 +30,12 @@ class VirtualClock(Vertical):
         self.query_one("#clock-digits", Digits).update(time)
         date = moment.strftime("%A %d %B %Y") if moment else "no clock yet"
         date += "  (real time)" if real_time else ""
-        self.query_one("#clock-date", Static).update(date)
-        self.query_one("#clock-line", Static).update(f"{time}  {date}" if moment else date)
+        show_text(self.query_one("#clock-date", Static), date)
+        show_text(self.query_one("#clock-line", Static), f"{time}  {date}" if moment else date)
         jumps_line = ""
         if jumps:
             jumps_line = f"⏩ {jumps} clock jump{'s' if jumps > 1 else ''}"
             if last_jump is not None:
                 jumps_line += f", last {short_clock(last_jump.from_time)} → {short_clock(last_jump.to_time)}"
-        self.query_one("#clock-jumps", Static).update(jumps_line)
+        show_text(self.query_one("#clock-jumps", Static), jumps_line)
         self.set_class(bool(jumps), "-jumped")
