@@ -94,7 +94,10 @@ async def test_a_stop_lets_the_agent_save_before_the_sandbox_goes(tmp_path: Path
         "while True: time.sleep(0.05)\n"
     )
     process = AgentProcess("saver", agent / "process.log")
-    process.start(box.argv([sys.executable, "-c", saver], agent), box.env(dict(os.environ)), agent)
+    python = os.path.realpath(
+        sys.executable
+    )  # the interpreter itself: a checkout under /tmp is not in the box
+    process.start(box.argv([python, "-c", saver], agent), box.env(dict(os.environ)), agent)
     deadline = asyncio.get_running_loop().time() + scaled(20)
     while not (agent / "ready").exists():
         assert asyncio.get_running_loop().time() < deadline, (agent / "process.log").read_text()
