@@ -37,7 +37,7 @@ from agent_helpers import (
 from tool_model import ToolModelServer
 
 from adapters.agent_pid import pid_alive
-from adapters.base import AdapterContext, AdapterError
+from adapters.base import AdapterContext, AdapterError, Observation
 from adapters.hermes import API_KEY_ENV, HermesAdapter
 from adapters.install import install_hermes
 from engine.clock import Clock
@@ -355,20 +355,24 @@ async def test_a_full_reset_also_ends_a_gateway_left_running(make_adapter: Facto
     assert await ask(second, "Hello there.") == "Noted."
 
 
+async def _fill_until_compaction(adapter: HermesAdapter, turns: int) -> list[Observation]:
+    """Long notes (~8.6K tokens each), at most ``turns``, until Hermes reports compactions: those ([] if none)."""
+    for turn in range(turns):
+        filler = " ".join(f"{LONG_WORDS[(i + turn) % 10]}{i}" for i in range(3000))
+        await ask(adapter, f"Part {turn} of my notes. {filler}")
+        status = await adapter.get_status()
+        assert status is not None
+        if compactions := [o for o in status.observations if o.kind == "compaction"]:
+            return compactions
+    return []
+
+
 async def test_a_low_compression_threshold_is_raised_under_512k_windows(make_adapter: Factory) -> None:
     # what the README says about hermes_compression_threshold: 0.125 of 131072 would be ~16K tokens, but Hermes
     # 0.19.0 raises thresholds under 512K windows to 0.75 (of the window less max_tokens 4096): ~95K
     adapter = make_adapter(hermes_compression_threshold=0.125, hermes_compression_target_ratio=0.12)
     await adapter.create_session("threshold")
-    compactions = []
-    for turn in range(20):
-        filler = " ".join(f"{LONG_WORDS[(i + turn) % 10]}{i}" for i in range(3000))
-        await ask(adapter, f"Part {turn} of my notes. {filler}")
-        status = await adapter.get_status()
-        assert status is not None
-        compactions = [o for o in status.observations if o.kind == "compaction"]
-        if compactions:
-            break
+    compactions = await _fill_until_compaction(adapter, 20)
     assert compactions, "no compaction observed"
     assert compactions[0].tokens_before and compactions[0].tokens_before > 0.75 * (131072 - 4096)
 
@@ -388,15 +392,7 @@ async def test_the_seeds_compaction_experiment_reproduces(make_adapter: Factory)
     await adapter.create_session("seed")
     for greeting in ("Hi, I'm Max.", "I live in Batumi.", "Let's talk about my renovation."):
         await ask(adapter, greeting)  # short, as a conversation starts (Hermes keeps its first 3 messages)
-    compactions = []
-    for turn in range(24):
-        filler = " ".join(f"{LONG_WORDS[(i + turn) % 10]}{i}" for i in range(3000))
-        await ask(adapter, f"Part {turn} of my notes. {filler}")
-        status = await adapter.get_status()
-        assert status is not None
-        compactions += [o for o in status.observations if o.kind == "compaction"]
-        if compactions:
-            break
+    compactions = await _fill_until_compaction(adapter, 24)
     assert len(compactions) == 1, "no compaction observed"
     before, after = compactions[0].tokens_before, compactions[0].tokens_after
     assert before is not None and after is not None
