@@ -1,10 +1,14 @@
-"""Virtual time for unmodified agent processes, through libfaketime (SPEC §7).
+"""Virtual time for unmodified agent processes (SPEC §7): our own clock library, preloaded.
 
-The agent process is started with ``LD_PRELOAD`` pointing at the ``libfaketime.so.1`` shipped by the PyPI
-package ``libfaketime`` and ``FAKETIME_TIMESTAMP_FILE`` pointing at an offset file that holds ``"+<N>s"``
-relative to real time. Rewriting that file (atomically) moves the child's clock on its next read:
-``FAKETIME_NO_CACHE=1`` makes every ``time()`` re-read it. Monotonic clocks are left alone
-(``FAKETIME_DONT_FAKE_MONOTONIC=1``), else ``time.sleep`` and event-loop timers misbehave on a jump.
+The agent process is started with ``LD_PRELOAD`` pointing at ``libmmbclock.so``, built from
+``adapters/virtual_clock.c`` with the system's C compiler on first use (``adapters.install.virtual_clock_library``;
+``make agents`` builds it too) into ``<agents dir>/virtual-clock-<source hash>/``, and ``MMB_CLOCK_OFFSET_FILE`` pointing at an offset
+file that holds ``"+<N>s"`` relative to real time. Rewriting that file (atomically) moves the child's wall
+clock within 0.1 s (``settle_delay`` is how long the adapter waits after a rewrite before the agent may look);
+monotonic clocks, sleeps and timers are left alone.
+
+It replaced libfaketime, whose ``getenv`` on every condition wait crashed threaded agents that set their own
+environment (``virtual_clock.c`` says how).
 """
 
 from __future__ import annotations
@@ -14,21 +18,11 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
-from adapters.base import AdapterError
+from adapters.install import virtual_clock_library
 
-
-def library_path() -> Path:
-    """The ``libfaketime.so.1`` bundled with the ``libfaketime`` package; AdapterError when missing."""
-    try:
-        import libfaketime
-    except ImportError:
-        raise AdapterError(
-            "virtual time needs the Python package 'libfaketime' (pip install libfaketime)"
-        ) from None
-    path = Path(libfaketime.__file__).parent / "vendor" / "libfaketime" / "src" / "libfaketime.so.1"
-    if not path.is_file():
-        raise AdapterError(f"libfaketime library not found at {path}")
-    return path
+OFFSET_ENV = "MMB_CLOCK_OFFSET_FILE"
+REREAD = 0.1  # seconds between two reads of the offset file by the child (virtual_clock.c REREAD_NS)
+SETTLE_MARGIN = 0.05  # seconds past REREAD before the child surely reads the new offset
 
 
 def offset_spec(seconds: float) -> str:
@@ -68,20 +62,22 @@ class FakeTime:
             raise
         self.offset_seconds = seconds
 
+    @staticmethod
+    def settle_delay() -> float:
+        """Seconds after a rewrite of the offset file until every clock read of the child returns the new time."""
+        return REREAD + SETTLE_MARGIN
+
     def set_time(self, iso: str) -> None:
         """Make the child's wall clock read ``iso`` (naive local time) from now on."""
         self.write_offset(offset_for(iso))
 
     def env(self, base: dict[str, str] | None = None) -> dict[str, str]:
-        """``base`` (default: os.environ) plus the libfaketime variables; creates the file if absent."""
+        """``base`` (default: os.environ) plus the clock library's variables; creates the file if absent."""
         if not self.offset_file.exists():
             self.write_offset(self.offset_seconds)
         env = dict(os.environ if base is None else base)
-        env.pop("FAKETIME", None)
-        preload = str(library_path())
+        preload = str(virtual_clock_library())
         existing = env.get("LD_PRELOAD", "")
         env["LD_PRELOAD"] = f"{preload} {existing}".strip() if existing else preload
-        env["FAKETIME_TIMESTAMP_FILE"] = str(self.offset_file)
-        env["FAKETIME_NO_CACHE"] = "1"
-        env["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
+        env[OFFSET_ENV] = str(self.offset_file)
         return env

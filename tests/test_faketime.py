@@ -1,4 +1,5 @@
-"""libfaketime: a Python child process reads the offset file and moves with it, monotonic time untouched."""
+"""The virtual clock (``adapters/virtual_clock.c``): a child process reads the offset file and moves with it,
+monotonic time untouched; a threaded child that writes its environment survives it (libfaketime's did not)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.faketime import FakeTime, library_path, offset_for, offset_spec
+from adapters.base import AdapterError
+from adapters.faketime import OFFSET_ENV, FakeTime, offset_for, offset_spec
+from adapters.install import virtual_clock_library
 
 CHILD = """
 import sys, time
@@ -27,13 +30,68 @@ def test_offset_spec_and_offset_for() -> None:
         offset_for("next tuesday")
 
 
+# what Hermes does as it sets up a turn, at full speed: threads read the clock while others add and remove
+# environment variables (libfaketime 3.0.1 crashed this in six runs out of six; the agent, once in ten starts)
+STRESS = """
+import os, sys, threading, time
+sys.setswitchinterval(1e-5)  # many GIL hand-overs: each a timed condition wait (libfaketime: a getenv)
+stop = time.monotonic() + float(sys.argv[1])
+def writer(tag):
+    i = 0
+    while time.monotonic() < stop:
+        os.environ[f"MMB_STRESS_{tag}_{i}"] = "x"
+        i += 1
+        if i == 2000:  # grown by one each time: glibc moves the array, a getenv beside it reads freed memory
+            for key in [k for k in os.environ if k.startswith(f"MMB_STRESS_{tag}_")]:
+                del os.environ[key]
+            i = 0
+def reader():
+    while time.monotonic() < stop:
+        time.time()
+threads = [threading.Thread(target=writer, args=(n,)) for n in range(2)] + [threading.Thread(target=reader) for _ in range(3)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(f"{time.time():.0f}")
+"""
+
+
 def test_env_sets_the_recipe(tmp_path: Path) -> None:
     fake = FakeTime(tmp_path / "faketime.rc")
-    env = fake.env({"FAKETIME": "@2000-01-01 00:00:00", "PATH": "/usr/bin"})
-    assert "FAKETIME" not in env
-    assert env["LD_PRELOAD"] == str(library_path())
-    assert env["FAKETIME_NO_CACHE"] == "1" and env["FAKETIME_DONT_FAKE_MONOTONIC"] == "1"
+    env = fake.env({"PATH": "/usr/bin", "LD_PRELOAD": "other.so"})
+    assert env["LD_PRELOAD"] == f"{virtual_clock_library()} other.so"
+    assert env[OFFSET_ENV] == str(tmp_path / "faketime.rc")
     assert (tmp_path / "faketime.rc").read_text().strip() == "+0s"
+
+
+def test_the_library_is_built_once_per_source_and_says_when_it_cannot_be(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MMB_AGENTS_DIR", str(tmp_path / "agents"))
+    built = virtual_clock_library()
+    assert built.is_file() and built.parent.parent == tmp_path / "agents"
+    assert (
+        virtual_clock_library() == built
+        and built.stat().st_mtime_ns == virtual_clock_library().stat().st_mtime_ns
+    )
+    assert [p.name for p in built.parent.iterdir()] == [built.name]  # no build leftovers
+    built.unlink()
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    with pytest.raises(
+        AdapterError, match=r"virtual time: .*no-such-cc.* virtual_clock.c.*\"virtual_time\": false"
+    ):
+        virtual_clock_library()
+    monkeypatch.setenv("CC", "false")
+    with pytest.raises(AdapterError, match=r"false could not build virtual_clock.c"):
+        virtual_clock_library()
+    assert [p.name for p in built.parent.iterdir()] == []
+
+
+def test_a_threaded_child_writing_its_environment_survives_the_clock(tmp_path: Path) -> None:
+    fake = FakeTime(tmp_path / "faketime.rc")
+    fake.write_offset(86400)
+    done = subprocess.run([sys.executable, "-c", STRESS, "3"], env=fake.env(), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert abs(float(done.stdout) - (time.time() + 86400)) < 30
 
 
 def test_write_is_atomic_and_leaves_no_temp_files(tmp_path: Path) -> None:
@@ -65,11 +123,13 @@ def test_child_process_clock_follows_the_offset_file(tmp_path: Path) -> None:
         wall, mono = sample()
         assert abs(wall - time.time()) < 5
         fake.set_time("2031-03-14T09:30:00")
+        time.sleep(fake.settle_delay())
         wall, mono_after = sample()
         expected = datetime(2031, 3, 14, 9, 30).timestamp()
         assert abs(wall - expected) < 5
         assert 0 <= mono_after - mono < 5  # monotonic time is not faked
         fake.write_offset(-86400)
+        time.sleep(fake.settle_delay())
         wall, _ = sample()
         assert abs(wall - (time.time() - 86400)) < 5
     finally:

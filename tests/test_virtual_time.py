@@ -149,6 +149,22 @@ async def test_agents_without_virtual_time_refuse_time_master_benchmarks(tmp_pat
     assert build_run(config, "ok").bench.time_master
 
 
+def test_a_real_agents_clock_is_moved_only_when_its_benchmark_runs_on_virtual_time(tmp_path: Path) -> None:
+    config = make_config(
+        tmp_path,
+        {
+            "days": {"benchmark": "days", "agent": "hermes"},
+            "real": {"benchmark": "full", "agent": "hermes"},
+            "asked": {"benchmark": "full", "agent": "hermes", "virtual_time": True},
+        },
+    )
+    assert [build_run(config, run).adapter.virtual_time for run in ("days", "real", "asked")] == [
+        True,
+        False,
+        True,
+    ]  # type: ignore[attr-defined]
+
+
 async def test_wait_is_refused_in_real_time_scenarios(tmp_path: Path) -> None:
     config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": "chatbot"}})
     run = build_run(config, "r", tune=quick)

@@ -112,6 +112,7 @@ def _prepare(
         make_model=lambda name: make_model(name, config, "agent", meter),
         model_endpoint=lambda name: endpoint_of(config, name),
         record_usage=lambda usage: meter.add("agent", usage),
+        virtual_time=bench.time_master,
     )
     try:
         adapter = adapter_cls(ctx)

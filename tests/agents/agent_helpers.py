@@ -151,7 +151,7 @@ async def ask(adapter: LocalAgentAdapter, text: str, session: str = "revived") -
 # --- the box ---------------------------------------------------------------------------------------
 
 SECRET = "MMB_TEST_SECRET"
-# what any agent process may inherit (adapters/local_agent.py PASSED_ENV, HOME, the libfaketime recipe)
+# what any agent process may inherit (adapters/local_agent.py PASSED_ENV, HOME, the virtual clock's)
 COMMON_ENV = {
     "PATH",
     "HOME",
@@ -160,9 +160,7 @@ COMMON_ENV = {
     "TZ",
     "TMPDIR",
     "LD_PRELOAD",
-    "FAKETIME_TIMESTAMP_FILE",
-    "FAKETIME_NO_CACHE",
-    "FAKETIME_DONT_FAKE_MONOTONIC",
+    "MMB_CLOCK_OFFSET_FILE",
     "PWD",  # bubblewrap's --chdir sets it (the agent's home)
 }
 
