@@ -2,10 +2,10 @@
 
 The agent process is started with ``LD_PRELOAD`` pointing at ``libmmbclock.so``, built from
 ``adapters/virtual_clock.c`` with the system's C compiler on first use (``adapters.install.virtual_clock_library``;
-``make agents`` builds it too) into ``<agents dir>/virtual-clock-<source hash>/``, and ``MMB_CLOCK_OFFSET_FILE`` pointing at an offset
-file that holds ``"+<N>s"`` relative to real time. Rewriting that file (atomically) moves the child's wall
-clock within 0.1 s (``settle_delay`` is how long the adapter waits after a rewrite before the agent may look);
-monotonic clocks, sleeps and timers are left alone.
+``make agents`` builds it too) into ``<agents dir>/virtual-clock-<source hash>/``, and ``MMB_CLOCK_OFFSET_FILE``
+pointing at an offset file that holds ``"+<N>s"`` relative to real time. Rewriting that file (atomically) moves
+the child's wall clock within 0.1 s (``settle_delay`` is how long the adapter waits after a rewrite before the
+agent may look); monotonic clocks, sleeps and timers are left alone.
 
 It replaced libfaketime, whose ``getenv`` on every condition wait crashed threaded agents that set their own
 environment (``virtual_clock.c`` says how).

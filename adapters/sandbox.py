@@ -11,7 +11,7 @@ What the agent sees inside (``Sandbox.argv``):
   holding every run's results (so no other run, and none of this run's files but the agent's own), and the
   engine's working folder;
 - shown again, read-only, inside what is hidden: what the agent needs to run — the pinned agent installs
-  (``adapters/install.py``), the base Python a venv points at, the clock library of virtual time (in the installs' folder);
+  (``adapters/install.py``; the clock library of virtual time among them), the base Python a venv points at;
 - its own mount, pid and IPC namespaces (``--unshare-pid``: the agent sees only its own processes), every
   capability dropped (the engine may run as root: a root with capabilities could remount the system
   writable), and death with its parent (``--die-with-parent``): the whole sandbox goes when the engine does.

@@ -1,4 +1,5 @@
-/* The agent's wall clock, moved by the engine: an LD_PRELOAD library built by adapters/faketime.py.
+/* The agent's wall clock, moved by the engine: an LD_PRELOAD library, built by adapters/install.py
+ * (virtual_clock_library) and preloaded by adapters/faketime.py.
  *
  * clock_gettime (the wall clocks: REALTIME, REALTIME_COARSE, TAI), gettimeofday and time return the real time
  * plus an offset in seconds read from the file named by MMB_CLOCK_OFFSET_FILE ("+90000s", "-30s"; the engine

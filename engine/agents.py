@@ -70,9 +70,8 @@ class AdapterContext:
     make_model: Callable[[str], ChatModel]  # model name from config.jsonc -> a ChatModel (role "agent")
     model_endpoint: Callable[[str], dict[str, str]] = field(default=lambda name: {})  # base_url/model/api_key
     record_usage: Callable[[Usage], None] = field(default=lambda usage: None)  # the agent's model tokens
-    virtual_time: bool = (
-        True  # the run's benchmark moves the clock (Time Master): an agent's clock needs to follow
-    )
+    # the run's benchmark moves the clock (Time Master): an agent's own clock needs to follow
+    virtual_time: bool = True
 
 
 class MissingApiKey(LookupError):

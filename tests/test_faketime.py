@@ -48,7 +48,8 @@ def writer(tag):
 def reader():
     while time.monotonic() < stop:
         time.time()
-threads = [threading.Thread(target=writer, args=(n,)) for n in range(2)] + [threading.Thread(target=reader) for _ in range(3)]
+threads = [threading.Thread(target=writer, args=(n,)) for n in range(2)]
+threads += [threading.Thread(target=reader) for _ in range(3)]
 for t in threads: t.start()
 for t in threads: t.join()
 print(f"{time.time():.0f}")
