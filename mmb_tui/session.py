@@ -74,15 +74,16 @@ async def _watch_terminal(fds: list[int], hang_up: Callable[[str], None]) -> Non
 
 async def play_app(scheduler: Scheduler, config_path: Path, start: list[str]) -> int:
     """Run the app over ``scheduler``; when it is left by a hang-up or a detach, play on headless; SIGTERM
-    stops its runs cleanly and ends it."""
+    stops its runs cleanly and ends it, whenever it comes (also while the screen is being let go)."""
     from mmb_tui.app import make_app
 
     app = make_app(scheduler, config_path, start=start)
     loop = asyncio.get_running_loop()
+    sigterm = asyncio.Event()
     terminated: list[asyncio.Task[None]] = []
 
     def hang_up(why: str = "SIGHUP") -> None:
-        if app.detached or terminated:
+        if app.detached or sigterm.is_set():
             return
         log.warning("the terminal went away (%s): the runs go on headless", why)
         app.detached = "hang-up"
@@ -91,7 +92,10 @@ async def play_app(scheduler: Scheduler, config_path: Path, start: list[str]) ->
         app.exit()
 
     def terminate() -> None:
-        if not terminated and not app.detached:
+        if sigterm.is_set():
+            return
+        sigterm.set()  # after a hang-up the headless phase stops the runs, however far the screen has got
+        if not app.detached:
             log.warning("SIGTERM: the runs stop at their last checkpoint, the app ends")
             terminated.append(asyncio.ensure_future(app.stop_and_exit()))
 
@@ -102,8 +106,9 @@ async def play_app(scheduler: Scheduler, config_path: Path, start: list[str]) ->
         await app.run_async()
     finally:
         watcher.cancel()
-        loop.remove_signal_handler(signal.SIGHUP)
-        loop.remove_signal_handler(signal.SIGTERM)
+        if app.detached != "hang-up":  # after a hang-up both stay: no moment without them
+            loop.remove_signal_handler(signal.SIGHUP)
+            loop.remove_signal_handler(signal.SIGTERM)
     if terminated:
         await asyncio.gather(*terminated, return_exceptions=True)
         return STOPPED_EXIT
@@ -112,30 +117,30 @@ async def play_app(scheduler: Scheduler, config_path: Path, start: list[str]) ->
     playing = [run_id for run_id in scheduler.run_ids() if scheduler.running(run_id)]
     if app.detached == "key":
         return await _hand_over(scheduler, config_path, playing)
-    return await _play_on_headless(scheduler, playing)
+    return await _play_on_headless(scheduler, playing, sigterm)
 
 
-async def _play_on_headless(scheduler: Scheduler, playing: list[str]) -> int:
-    """After a hang-up: the runs play to their ends (SIGTERM stops them at their last checkpoint), then the
-    process leaves at once."""
+async def _play_on_headless(scheduler: Scheduler, playing: list[str], sigterm: asyncio.Event) -> int:
+    """After a hang-up: the runs play to their ends, or stop at their last checkpoint once ``sigterm`` is set
+    (also if it was set before we got here), then the process leaves at once."""
     log.info("playing on headless after a hang-up: %s", ", ".join(playing) or "nothing")
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # the terminal may go later too
-    stopped: list[asyncio.Task[None]] = []
 
-    def terminate() -> None:
-        if not stopped:
-            log.warning("SIGTERM: the headless runs stop at their last checkpoint")
-            stopped.append(asyncio.ensure_future(scheduler.stop_all()))
+    async def stop_on_sigterm() -> None:
+        await sigterm.wait()
+        log.warning("SIGTERM: the headless runs stop at their last checkpoint")
+        await scheduler.stop_all()
 
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminate)
+    stopper = asyncio.ensure_future(stop_on_sigterm())
     ended = await scheduler.wait(playing) if playing else {}
-    if stopped:
-        await asyncio.gather(*stopped, return_exceptions=True)
+    if sigterm.is_set():
+        await asyncio.gather(stopper, return_exceptions=True)
+    else:
+        stopper.cancel()
     log.info("headless runs ended: %s", ended)
     # every run has ended and saved; leave now: a reader thread of the old screen may still block on the
     # (gone) terminal, and waiting for it at interpreter exit would keep this process alive
     logging.shutdown()
-    os._exit(STOPPED_EXIT if stopped else 0)
+    os._exit(STOPPED_EXIT if sigterm.is_set() else 0)
 
 
 async def _hand_over(scheduler: Scheduler, config_path: Path, playing: list[str]) -> int:

@@ -70,13 +70,14 @@ def kinds(evts: list[Event], kind: str) -> list[Any]:
     return [e for e in evts if e.kind == kind]
 
 
-def slow_demo_config(tmp_path: Path, latency: float = 0.2) -> Path:
-    """``config.jsonc`` in ``tmp_path`` playing the demo with a persona slow enough (``latency`` per call) to be
-    caught playing by a signal or a second process; its path."""
+def slow_demo_config(tmp_path: Path, latency: float = 0.2, benchmark: str = "demo") -> Path:
+    """``config.jsonc`` in ``tmp_path`` playing run ``demo`` (the demo benchmark, or ``benchmark``: ``max`` for a
+    run that cannot end while a test waits on a loaded machine) with a persona slow enough (``latency`` per call)
+    to be caught playing by a signal or a second process; its path."""
     config = {
         "models": {"slow-persona": {"model": "scripted/persona", "latency": latency}},
         "persona": {"model": "slow-persona"},
-        "runs": {"demo": {"benchmark": "demo", "agent": "chatbot", "model": "scripted/recall"}},
+        "runs": {"demo": {"benchmark": benchmark, "agent": "chatbot", "model": "scripted/recall"}},
         "benchmarks_dir": str(ROOT / "benchmarks"),
         "results_dir": str(tmp_path / "results"),
     }

@@ -202,7 +202,7 @@ def test_an_app_playing_nothing_leaves_at_once_when_its_terminal_goes(tmp_path: 
 def test_sigterm_stops_the_apps_runs_at_their_checkpoint_and_ends_it(tmp_path: Path) -> None:
     from engine.run.lock import owner_info, owner_of
 
-    config = slow_demo_config(tmp_path, latency=0.2)
+    config = slow_demo_config(tmp_path, latency=0.2, benchmark="max")
     run_dir = tmp_path / "results" / "demo"
     app, master = _app_in_a_terminal(config)
     terminal = _Terminal(master)
@@ -225,7 +225,7 @@ def test_sigterm_stops_the_apps_runs_at_their_checkpoint_and_ends_it(tmp_path: P
 def test_runs_played_on_after_the_terminal_went_stop_cleanly_on_sigterm(tmp_path: Path) -> None:
     from engine.run.lock import owner_info, owner_of
 
-    config = slow_demo_config(tmp_path, latency=0.2)
+    config = slow_demo_config(tmp_path, latency=0.2, benchmark="max")
     run_dir = tmp_path / "results" / "demo"
     app, master = _app_in_a_terminal(config)
     terminal = _Terminal(master)
@@ -246,12 +246,35 @@ def test_runs_played_on_after_the_terminal_went_stop_cleanly_on_sigterm(tmp_path
     assert not socket.exists() and owner_of(run_dir) == ""
 
 
+def test_a_sigterm_right_after_a_hang_up_stops_the_runs_too(tmp_path: Path) -> None:
+    """A SIGTERM while the app is still letting go of its screen (``kill -HUP`` then ``kill``, as a shutting-down
+    machine does) is not lost: the runs stop at their checkpoint instead of playing on to their end."""
+    config = slow_demo_config(tmp_path, latency=0.2, benchmark="max")  # a run far longer than the test waits
+    run_dir = tmp_path / "results" / "demo"
+    app, master = _app_in_a_terminal(config)
+    terminal = _Terminal(master)
+    try:
+        _wait_for(lambda: _events(tmp_path) > 8, PATIENCE, "the run to get going in the app")
+        terminal.close()
+        app.send_signal(signal.SIGHUP)
+        _wait_for(lambda: "(SIGHUP)" in _log(tmp_path), PATIENCE, "the app to let go of its screen")
+        app.send_signal(signal.SIGTERM)
+        assert app.wait(timeout=PATIENCE) == 130
+    finally:
+        app.kill()
+        app.wait()
+    state = json.loads((run_dir / "state.json").read_text())
+    assert (state["status"], state["reason"], state["finished"]) == ("idle", "stopped", False)
+    log = _log(tmp_path)
+    assert "(SIGHUP)" in log and "SIGTERM: the headless runs stop" in log
+
+
 def test_a_headless_run_whose_terminal_is_killed_stops_cleanly(tmp_path: Path) -> None:
     """``tmux kill-session`` over ``mmb-tui run demo --headless``: its terminal closes and it gets a SIGHUP; the
     lines it prints from then on go nowhere, and it stops as for Ctrl-C."""
     from engine.run.lock import owner_info, owner_of
 
-    config = slow_demo_config(tmp_path, latency=0.2)
+    config = slow_demo_config(tmp_path, latency=0.2, benchmark="max")
     run_dir = tmp_path / "results" / "demo"
     app, master = _app_in_a_terminal(config, command=("run", "demo", "--headless"))
     terminal = _Terminal(master)

@@ -68,7 +68,7 @@ def _playing_socket(run_dir: Path) -> Path:
 
 @pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGTERM], ids=["SIGHUP", "SIGTERM"])
 def test_a_signal_stops_a_headless_run_as_ctrl_c_does(tmp_path: Path, sig: signal.Signals) -> None:
-    config = slow_demo_config(tmp_path)
+    config = slow_demo_config(tmp_path, benchmark="max")
     run_dir = tmp_path / "results" / "demo"
     process, out, err = _headless(config, tmp_path, "first")
     try:
