@@ -225,18 +225,15 @@ def virtual_clock_library() -> Path:
     ]
     try:
         result = subprocess.run(argv, capture_output=True, text=True, timeout=COMPILE_TIMEOUT)
-        if result.returncode != 0:
-            first = (result.stderr.strip().splitlines() or ["no output"])[0]
-            raise AdapterError(
-                f"virtual time: {cc} could not build {CLOCK_SOURCE.name}: {first}: {CLOCK_HINT}"
-            )
-        os.replace(tmp, library)  # parallel builds: the last whole one wins
+        failure = "" if result.returncode == 0 else (result.stderr.strip().splitlines() or ["no output"])[0]
+        if not failure:
+            os.replace(tmp, library)  # parallel builds: the last whole one wins
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise AdapterError(
-            f"virtual time: {cc} could not build {CLOCK_SOURCE.name}: {exc}: {CLOCK_HINT}"
-        ) from None
+        failure = str(exc)
     finally:
         Path(tmp).unlink(missing_ok=True)
+    if failure:
+        raise AdapterError(f"virtual time: {cc} could not build {CLOCK_SOURCE.name}: {failure}: {CLOCK_HINT}")
     return library
 
 
