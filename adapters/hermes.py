@@ -38,7 +38,6 @@ What Hermes 0.19.0 needs and does (verified headless against the scripted model 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -49,7 +48,7 @@ from typing import Any
 import httpx
 
 from adapters.base import AdapterContext, AdapterError, Observation
-from adapters.install import hermes_dir, hermes_executable, install_hermes, install_sandbox
+from adapters.install import hermes_dir, hermes_executable, install_helpers, install_hermes
 from adapters.local_agent import COMMON_OPTIONS, LocalAgentAdapter
 from adapters.options import check_known, every_problem, opt_bool, opt_number
 from adapters.ports import free_port, port_is_free
@@ -87,10 +86,9 @@ class HermesAdapter(LocalAgentAdapter):
     @classmethod
     def install(cls) -> None:
         """The pinned install on this machine (a no-op once done; ``adapters/install.py``), and the sandbox
-        where this user may install it (else a run that needs it says how to get it)."""
+        and virtual clock where this machine can have them (else a run that needs them says how to get them)."""
         install_hermes()
-        with contextlib.suppress(AdapterError):
-            install_sandbox()
+        install_helpers()
 
     def __init__(self, ctx: AdapterContext) -> None:
         with every_problem():  # one ValueError naming every bad run key

@@ -18,6 +18,7 @@ raises AdapterError telling the user to run ``make agents``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import os
 import shutil
@@ -235,6 +236,14 @@ def virtual_clock_library() -> Path:
     if failure:
         raise AdapterError(f"virtual time: {cc} could not build {CLOCK_SOURCE.name}: {failure}: {CLOCK_HINT}")
     return library
+
+
+def install_helpers() -> None:
+    """The sandbox and the virtual clock on this machine where it can have them (a Ray node before a run of a
+    local agent plays there); a run that needs a missing one says how to get it."""
+    for install in (install_sandbox, virtual_clock_library):
+        with contextlib.suppress(AdapterError):
+            install()
 
 
 AGENTS = ("hermes", "openclaw")

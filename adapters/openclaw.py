@@ -49,7 +49,6 @@ What OpenClaw 2026.9.6 needs and does (verified headless, no Docker, against the
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import re
@@ -62,7 +61,7 @@ import aiohttp
 import httpx
 
 from adapters.base import AdapterContext, AdapterError, Observation
-from adapters.install import install_openclaw, install_sandbox, node_bin_dir, openclaw_command
+from adapters.install import install_helpers, install_openclaw, node_bin_dir, openclaw_command
 from adapters.local_agent import COMMON_OPTIONS, LocalAgentAdapter
 from adapters.openclaw_config import (
     API_KEY_ENV,
@@ -93,10 +92,9 @@ class OpenClawAdapter(LocalAgentAdapter):
     @classmethod
     def install(cls) -> None:
         """The pinned install on this machine (a no-op once done; ``adapters/install.py``), and the sandbox
-        where this user may install it (else a run that needs it says how to get it)."""
+        and virtual clock where this machine can have them (else a run that needs them says how to get them)."""
         install_openclaw()
-        with contextlib.suppress(AdapterError):
-            install_sandbox()
+        install_helpers()
 
     def __init__(self, ctx: AdapterContext) -> None:
         with every_problem():  # one ValueError naming every bad run key

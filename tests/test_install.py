@@ -84,3 +84,27 @@ def test_make_run_says_it_installs_before_the_minutes_it_takes(tmp_path: Path) -
     first = next(i for i, line in enumerate(plan) if "[mmb] installing dependencies" in line)
     assert "first run only, a few minutes" in plan[first]
     assert first < next(i for i, line in enumerate(plan) if "-m venv" in line)
+
+
+def test_an_agents_install_on_a_node_builds_the_clock_and_shrugs_off_what_it_cannot_have(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``HermesAdapter.install`` / ``OpenClawAdapter.install`` (a Ray node before a run plays there) build the
+    virtual clock ahead; a node without a sandbox or a compiler still installs, and the run that needs them says
+    how to get them."""
+    from adapters.hermes import HermesAdapter
+
+    monkeypatch.setenv("MMB_AGENTS_DIR", str(tmp_path / "agents"))
+    monkeypatch.setattr("adapters.hermes.install_hermes", lambda: None)
+    monkeypatch.setattr(install, "install_sandbox", lambda: "bwrap")
+    HermesAdapter.install()
+    assert [p.name for p in (tmp_path / "agents").glob("virtual-clock-*/*")] == [install.CLOCK_LIBRARY]
+
+    def no_sandbox() -> str:
+        raise install.AdapterError("no bwrap")
+
+    monkeypatch.setenv("MMB_AGENTS_DIR", str(tmp_path / "bare"))
+    monkeypatch.setenv("CC", "false")
+    monkeypatch.setattr(install, "install_sandbox", no_sandbox)
+    HermesAdapter.install()  # no error: neither is needed by every run
+    assert not list((tmp_path / "bare").glob("virtual-clock-*/*"))
