@@ -92,15 +92,17 @@ class RunsTable(DataTable[str | Text]):
 
     def show_views(self, views: list[RunView]) -> None:
         """Update the cells that changed (ages change with time); rebuild the rows only when the set of runs
-        changed. The status column is as wide as the others leave room for (a long status is cut with an
-        ellipsis, never the columns after it)."""
+        changed. The status column is as wide as the others leave room for, whatever its cells say (a long
+        status is cut with an ellipsis, never the columns after it; a status changing length moves nothing)."""
         self._views = views
         now = view_format.wall_clock()
         ids = [view.run_id for view in views]
         cells = {view.run_id: self._cells(view, now) for view in views}
         width = self._status_width(list(cells.values()))
         for view in views:
-            cells[view.run_id]["status"] = status_text(view, now, width)
+            status = status_text(view, now, width)
+            status.pad_right(width - status.cell_len)  # a steady column: a new status is no new layout
+            cells[view.run_id]["status"] = status
         shown, self._shown = self._shown, cells
         if ids != self._run_ids:
             self.clear()
