@@ -67,6 +67,27 @@ async def test_the_status_column_widens_with_the_room(scene: Scene) -> None:
         assert str(table.get_cell("multiday-0.r12", "status")).rstrip().endswith("timed out after 600 s")
 
 
+async def test_a_status_changing_length_moves_no_column(scene: Scene) -> None:
+    """A running run's status changes length every second (``running`` → a wait and its age → a reason): the
+    columns keep their widths, so the table is not laid out again for it."""
+    app = scene.app()
+    async with app.run_test(size=(120, 24)) as pilot:
+        await settle(pilot)
+        table = app.query_one(RunsTable)
+        widths = [column.get_render_width(table) for column in table.ordered_columns]
+        view = scene.engine.views["chatbot-1"]
+        for status, reason in (
+            ("waiting", "persona model: timed out after 600 s"),
+            ("paused", ""),
+            ("running", ""),
+        ):
+            scene.engine.views["chatbot-1"] = view.model_copy(update={"status": status, "reason": reason})
+            app.main.refresh_views()
+            await pilot.pause()
+            assert status in str(table.get_cell("chatbot-1", "status"))
+            assert [column.get_render_width(table) for column in table.ordered_columns] == widths
+
+
 async def test_an_automatic_back_off_counts_down_in_the_status(
     scene: Scene, monkeypatch: pytest.MonkeyPatch
 ) -> None:
