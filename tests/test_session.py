@@ -222,33 +222,13 @@ def test_sigterm_stops_the_apps_runs_at_their_checkpoint_and_ends_it(tmp_path: P
     assert "SIGTERM" in _log(tmp_path)
 
 
-def test_runs_played_on_after_the_terminal_went_stop_cleanly_on_sigterm(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sighup", [False, True], ids=["hang-up polled", "SIGHUP, then SIGTERM at once"])
+def test_runs_played_on_after_the_terminal_went_stop_cleanly_on_sigterm(tmp_path: Path, sighup: bool) -> None:
+    """After a hang-up (seen by polling, or its SIGHUP) the runs play on headless; a SIGTERM stops them at their
+    checkpoint, also one that comes while the app is still letting go of its screen (``kill -HUP`` then ``kill``,
+    as a shutting-down machine does): it was lost there, and the runs played on to their end."""
     from engine.run.lock import owner_info, owner_of
 
-    config = slow_demo_config(tmp_path, latency=0.2, benchmark="max")
-    run_dir = tmp_path / "results" / "demo"
-    app, master = _app_in_a_terminal(config)
-    terminal = _Terminal(master)
-    try:
-        _wait_for(lambda: _events(tmp_path) > 8, PATIENCE, "the run to get going in the app")
-        terminal.close()  # no SIGHUP: the app sees its terminal gone and plays on headless
-        _wait_for(lambda: "the runs go on headless" in _log(tmp_path), PATIENCE, "the app to let go")
-        socket = Path(str((owner_info(run_dir) or {})["socket"]))
-        seen = _events(tmp_path)
-        _wait_for(lambda: _events(tmp_path) > seen, PATIENCE, "the run to play on")
-        app.send_signal(signal.SIGTERM)
-        assert app.wait(timeout=PATIENCE) == 130
-    finally:
-        app.kill()
-        app.wait()
-    state = json.loads((run_dir / "state.json").read_text())
-    assert (state["status"], state["reason"]) == ("idle", "stopped")
-    assert not socket.exists() and owner_of(run_dir) == ""
-
-
-def test_a_sigterm_right_after_a_hang_up_stops_the_runs_too(tmp_path: Path) -> None:
-    """A SIGTERM while the app is still letting go of its screen (``kill -HUP`` then ``kill``, as a shutting-down
-    machine does) is not lost: the runs stop at their checkpoint instead of playing on to their end."""
     config = slow_demo_config(tmp_path, latency=0.2, benchmark="max")  # a run far longer than the test waits
     run_dir = tmp_path / "results" / "demo"
     app, master = _app_in_a_terminal(config)
@@ -256,8 +236,13 @@ def test_a_sigterm_right_after_a_hang_up_stops_the_runs_too(tmp_path: Path) -> N
     try:
         _wait_for(lambda: _events(tmp_path) > 8, PATIENCE, "the run to get going in the app")
         terminal.close()
-        app.send_signal(signal.SIGHUP)
-        _wait_for(lambda: "(SIGHUP)" in _log(tmp_path), PATIENCE, "the app to let go of its screen")
+        if sighup:
+            app.send_signal(signal.SIGHUP)
+        _wait_for(lambda: "the runs go on headless" in _log(tmp_path), PATIENCE, "the app to let go")
+        socket = Path(str((owner_info(run_dir) or {})["socket"]))
+        if not sighup:
+            seen = _events(tmp_path)
+            _wait_for(lambda: _events(tmp_path) > seen, PATIENCE, "the run to play on")
         app.send_signal(signal.SIGTERM)
         assert app.wait(timeout=PATIENCE) == 130
     finally:
@@ -265,8 +250,8 @@ def test_a_sigterm_right_after_a_hang_up_stops_the_runs_too(tmp_path: Path) -> N
         app.wait()
     state = json.loads((run_dir / "state.json").read_text())
     assert (state["status"], state["reason"], state["finished"]) == ("idle", "stopped", False)
-    log = _log(tmp_path)
-    assert "(SIGHUP)" in log and "SIGTERM: the headless runs stop" in log
+    assert not socket.exists() and owner_of(run_dir) == ""
+    assert "SIGTERM: the headless runs stop" in _log(tmp_path)
 
 
 def test_a_headless_run_whose_terminal_is_killed_stops_cleanly(tmp_path: Path) -> None:
