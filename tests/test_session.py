@@ -67,7 +67,7 @@ def _app_in_a_terminal(
 
 
 def test_a_hang_up_of_the_apps_terminal_leaves_the_run_playing_to_its_report(tmp_path: Path) -> None:
-    config = slow_demo_config(tmp_path, latency=0.05)
+    config = slow_demo_config(tmp_path, latency=0.2)
     app, master = _app_in_a_terminal(config)
     try:
         _wait_for(lambda: _events(tmp_path) > 10, 60, "the run to get going in the app")
@@ -88,7 +88,7 @@ def test_a_hang_up_of_the_apps_terminal_leaves_the_run_playing_to_its_report(tmp
 
 
 def test_d_hands_the_runs_to_a_background_process_and_gives_the_prompt_back(tmp_path: Path) -> None:
-    config = slow_demo_config(tmp_path, latency=0.05)
+    config = slow_demo_config(tmp_path, latency=0.2)
     app, master = _app_in_a_terminal(config)
     threading.Thread(target=_drain, args=(master,), daemon=True).start()  # a terminal reads what it is sent
     try:
