@@ -12,6 +12,12 @@ A hang-up is seen with or without its SIGHUP (a terminal whose other side closed
 second), so an app playing nothing leaves at once instead of outliving its terminal. SIGTERM stops the runs
 at their last checkpoint and ends the process (exit 130, as a headless run stopped by a signal), in the app as
 after a hang-up.
+
+Letting go of the screen never waits on the terminal: once it hung up, the screen's writer thread takes what it
+can without blocking and its stop waits a moment at most (a stalled or killed terminal left it stuck in a write,
+and the app's exit waited on it forever, deaf to SIGTERM: the loop was blocked). A watchdog thread, which needs no
+loop, is the last resort: a hand-over not done in ``HAND_OVER_SECONDS``, or a SIGTERM not obeyed in
+``SIGTERM_SECONDS``, ends the process at once; the runs resume from their last checkpoint, as after a kill.
 """
 
 from __future__ import annotations
@@ -19,10 +25,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import queue
 import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -36,6 +44,9 @@ TERMINAL_CHECK_SECONDS = 0.5  # how often the app looks whether its terminal is 
 STOPPED_EXIT = 130  # SIGTERM: as a headless run stopped by a signal (``mmb_tui/headless.py``)
 HEADLESS_LABEL = "headless after a hang-up"  # the front end the run locks name once the terminal is gone
 HUNG_UP = select.POLLHUP | select.POLLERR | select.POLLNVAL
+WRITER_STOP_SECONDS = 1.0  # the longest the screen's writer thread is waited for once the terminal is gone
+HAND_OVER_SECONDS = 30.0  # from a hang-up to playing headless; beyond it the watchdog ends the process
+SIGTERM_SECONDS = 60.0  # from a SIGTERM to the process gone; beyond it the watchdog ends the process
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +76,77 @@ def terminal_gone(fds: list[int]) -> bool:
     return any(mask & HUNG_UP for _fd, mask in poller.poll(0))
 
 
+def _release_the_writer(app: object) -> None:
+    """The screen's writer thread (Textual's, pinned) never holds the exit once the terminal is gone: a write
+    that would wait for room is dropped, and its stop waits ``WRITER_STOP_SECONDS`` at most."""
+    writer = getattr(getattr(app, "_driver", None), "_writer_thread", None)
+    pending = getattr(writer, "_queue", None)
+    if writer is None or not isinstance(pending, queue.Queue):
+        return
+
+    def write(text: str) -> None:
+        try:
+            pending.put_nowait(text)
+        except queue.Full:
+            pass  # nobody reads a gone terminal
+
+    def stop() -> None:
+        try:
+            pending.put(None, timeout=WRITER_STOP_SECONDS)
+        except queue.Full:
+            pass
+        writer.join(WRITER_STOP_SECONDS)
+
+    writer.write, writer.stop = write, stop
+
+
+class _Watchdog:
+    """The last resort, in a thread of its own (the loop may be the thing that is stuck): once armed by a
+    hang-up, a hand-over that is not done in ``HAND_OVER_SECONDS`` ends the process; a SIGTERM not obeyed in
+    ``SIGTERM_SECONDS`` too. The runs' state on disk is their last checkpoint, which a resume takes up."""
+
+    def __init__(self) -> None:
+        self.handed_over = threading.Event()
+        self._armed_at: float | None = None
+        self._sigterm_at: float | None = None
+        self._thread = threading.Thread(target=self._watch, name="mmb-watchdog", daemon=True)
+        self._lock = threading.Lock()
+
+    def arm(self) -> None:
+        """A hang-up: the hand-over to headless starts now."""
+        with self._lock:
+            self._armed_at = self._armed_at or time.monotonic()
+            self._start()
+
+    def sigterm(self, *_args: object) -> None:
+        """A SIGTERM came (called from the Python-level handler, which runs even while the loop is blocked)."""
+        self._sigterm_at = self._sigterm_at or time.monotonic()
+        with self._lock:
+            self._start()
+
+    def _start(self) -> None:
+        if not self._thread.is_alive() and self._thread.ident is None:
+            self._thread.start()
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(0.2)
+            now = time.monotonic()
+            if self._sigterm_at is not None and now - self._sigterm_at > SIGTERM_SECONDS:
+                self._end(f"a SIGTERM was not obeyed in {SIGTERM_SECONDS:.0f} s", STOPPED_EXIT)
+            stuck = self._armed_at is not None and not self.handed_over.is_set()
+            if stuck and now - (self._armed_at or now) > HAND_OVER_SECONDS:
+                self._end(
+                    f"the hand-over to headless did not finish in {HAND_OVER_SECONDS:.0f} s", STOPPED_EXIT
+                )
+
+    @staticmethod
+    def _end(why: str, code: int) -> None:
+        log.error("%s: the process ends; the runs resume from their last checkpoint", why)
+        logging.shutdown()
+        os._exit(code)
+
+
 async def _watch_terminal(fds: list[int], hang_up: Callable[[str], None]) -> None:
     """Call ``hang_up`` once the terminal is gone (checked every ``TERMINAL_CHECK_SECONDS``)."""
     while not terminal_gone(fds):
@@ -81,13 +163,16 @@ async def play_app(scheduler: Scheduler, config_path: Path, start: list[str]) ->
     loop = asyncio.get_running_loop()
     sigterm = asyncio.Event()
     terminated: list[asyncio.Task[None]] = []
+    watchdog = _Watchdog()
 
     def hang_up(why: str = "SIGHUP") -> None:
         if app.detached or sigterm.is_set():
             return
         log.warning("the terminal went away (%s): the runs go on headless", why)
+        watchdog.arm()
         app.detached = "hang-up"
         scheduler.relabel(HEADLESS_LABEL)  # their locks no longer say "tui": nobody sees them here now
+        _release_the_writer(app)
         _let_go_of_the_terminal()
         app.exit()
 
@@ -101,6 +186,9 @@ async def play_app(scheduler: Scheduler, config_path: Path, start: list[str]) ->
 
     loop.add_signal_handler(signal.SIGHUP, hang_up)
     loop.add_signal_handler(signal.SIGTERM, terminate)
+    # the loop learns of the signal through its wakeup fd whatever the Python-level handler is; this one runs
+    # even while the loop is blocked, so the watchdog knows of a SIGTERM the loop cannot take
+    signal.signal(signal.SIGTERM, watchdog.sigterm)
     watcher = asyncio.ensure_future(_watch_terminal(terminal_fds(), hang_up))
     try:
         await app.run_async()
@@ -117,6 +205,7 @@ async def play_app(scheduler: Scheduler, config_path: Path, start: list[str]) ->
     playing = [run_id for run_id in scheduler.run_ids() if scheduler.running(run_id)]
     if app.detached == "key":
         return await _hand_over(scheduler, config_path, playing)
+    watchdog.handed_over.set()
     return await _play_on_headless(scheduler, playing, sigterm)
 
 

@@ -167,10 +167,14 @@ class _Terminal:
                     return
                 self.received += len(data)
 
-    def close(self) -> None:
-        """The terminal goes away (a killed tmux pane): closed once nothing reads it any more."""
+    def stall(self) -> None:
+        """The terminal stops reading (a tmux server starved of CPU): the app's writes fill the pty."""
         self._closing.set()
         self._reader.join()
+
+    def close(self) -> None:
+        """The terminal goes away (a killed tmux pane): closed once nothing reads it any more."""
+        self.stall()
         os.close(self.master)
 
 
@@ -278,3 +282,47 @@ def test_a_headless_run_whose_terminal_is_killed_stops_cleanly(tmp_path: Path) -
     assert not socket.exists() and owner_of(run_dir) == ""
     log = _log(tmp_path)
     assert "SIGHUP: stopping the runs" in log and "printing stops, the runs go on" in log
+
+
+class _CpuHog:
+    """Two busy loops beside the test, one per core of these machines: the load a deadlock needed."""
+
+    def __init__(self) -> None:
+        self.loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+
+    def stop(self) -> None:
+        for loop in self.loops:
+            loop.kill()
+            loop.wait()
+
+
+@pytest.mark.parametrize("moment", ["drawing", "stalled"], ids=["while it draws", "its pty full"])
+def test_a_hang_up_under_load_never_waits_on_the_terminal(tmp_path: Path, moment: str) -> None:
+    """The terminal killed while the app draws, or after it stopped reading so that the app's writes filled the
+    pty (a tmux starved at load 23): the app lets go of its screen without waiting on it, the run plays on
+    headless, and a SIGTERM ends the process at its checkpoint. It deadlocked: the exit waited on the screen's
+    writer thread for ever and the blocked loop never saw the SIGTERM."""
+    config = slow_demo_config(tmp_path, latency=0.2, benchmark="max")
+    run_dir = tmp_path / "results" / "demo"
+    hog = _CpuHog()
+    app, master = _app_in_a_terminal(config)
+    terminal = _Terminal(master)
+    try:
+        _wait_for(lambda: _events(tmp_path) > 8, PATIENCE, "the run to get going in the app")
+        if moment == "stalled":
+            terminal.stall()
+            time.sleep(8)  # the screen repaints as the run plays: the pty fills, the writer blocks in a write
+        terminal.close()
+        app.send_signal(signal.SIGHUP)
+        _wait_for(lambda: "the runs go on headless" in _log(tmp_path), PATIENCE, "the app to let go")
+        _wait_for(lambda: "playing on headless" in _log(tmp_path), AT_ONCE, "the hand-over to headless")
+        seen = _events(tmp_path)
+        _wait_for(lambda: _events(tmp_path) > seen, PATIENCE, "the run to play on headless")
+        app.send_signal(signal.SIGTERM)
+        assert app.wait(timeout=PATIENCE) == 130
+    finally:
+        hog.stop()
+        app.kill()
+        app.wait()
+    state = json.loads((run_dir / "state.json").read_text())
+    assert (state["status"], state["reason"], state["finished"]) == ("idle", "stopped", False)
