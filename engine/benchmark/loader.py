@@ -11,7 +11,10 @@ files); fact files are parsed by ``facts.py``, chapters (phases, dates and ancho
 from __future__ import annotations
 
 import difflib
+import os
 import re
+import stat
+import unicodedata
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -34,7 +37,7 @@ def load_with_problems(path: Path) -> tuple[Benchmark | None, list[Problem]]:
     """Read the folder; the benchmark (None when ``benchmark.json`` is unusable) and the problems met."""
     problems: list[Problem] = []
     if not path.is_dir():
-        return None, [Problem(file=str(path), message="no such benchmark folder")]
+        return None, [Problem(file=str(path), message=_folder_problem(path))]
     config = _read_config(path / "benchmark.json", problems)
     if config is None:
         return None, problems
@@ -60,7 +63,7 @@ def load_with_problems(path: Path) -> tuple[Benchmark | None, list[Problem]]:
         _check_templates(instructions, str(path / "instructions.md"), 1, problems)
     reader = ChapterReader(start_time=config.get("start_time"))
     for chapter in chapters:
-        if _inside(chapter) and (path / chapter).is_file():
+        if _inside(chapter) and not _file_problem(path / chapter):
             problems += reader.read(_read_text(path / chapter, problems), chapter, str(path / chapter))
     bench = Benchmark(
         name=path.name,
@@ -78,17 +81,69 @@ def load_with_problems(path: Path) -> tuple[Benchmark | None, list[Problem]]:
     return bench, problems
 
 
+def _folder_problem(path: Path) -> str:
+    """Why ``path`` is no benchmark folder, in words."""
+    try:
+        os.stat(path)
+    except OSError as error:
+        if error.errno == 40:  # ELOOP
+            return "the benchmark folder is a symbolic link loop"
+        return "no such benchmark folder"
+    return "not a folder: a benchmark is a folder of files"
+
+
 def _inside(chapter: str) -> bool:
     """Whether a chapter entry names a file inside the benchmark folder."""
     return not Path(chapter).is_absolute() and ".." not in Path(chapter).parts
 
 
-def _read_text(file: Path, problems: list[Problem]) -> str:
+def _file_problem(file: Path) -> str:
+    """Why ``file`` cannot be read as a file of its benchmark ('' when it can): a link whose target leaves the
+    benchmark folder is not followed, and only a regular file is read (a FIFO would block the reader)."""
     try:
-        return file.read_text(encoding="utf-8")
+        target = file.resolve(strict=True)
+        inside = target.is_relative_to(file.parent.resolve(strict=True))
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return "does not exist"
+    except (OSError, RuntimeError):
+        return "cannot be read (a symbolic link loop, or no permission)"
+    if not inside:
+        return "is a link leaving the benchmark folder: not followed"
+    if not stat.S_ISREG(mode):
+        return "is not a regular file (a FIFO, device or folder): not read"
+    return ""
+
+
+def _read_text(file: Path, problems: list[Problem]) -> str:
+    problem = _file_problem(file)
+    if problem:
+        problems.append(Problem(file=str(file), message=problem))
+        return ""
+    try:
+        text = file.read_text(encoding="utf-8").removeprefix("\ufeff")  # a byte order mark is no content
     except (OSError, UnicodeDecodeError) as error:
         problems.append(Problem(file=str(file), message=f"cannot read: {error}"))
         return ""
+    problems += _invisible_characters(text, str(file))
+    return text
+
+
+def _invisible_characters(text: str, file: str) -> list[Problem]:
+    """A NUL byte or an invisible format character (a zero-width space, a joiner, a bidi mark) in a line: a
+    directive or a figure carrying one silently is not one, so each is named by its line and column."""
+    found: list[Problem] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        for column, char in enumerate(line, start=1):
+            if char == "\0" or unicodedata.category(char) == "Cf":
+                name = "NUL" if char == "\0" else unicodedata.name(char, "FORMAT CHARACTER")
+                message = (
+                    f"column {column}: an invisible character U+{ord(char):04X} ({name}): a directive, id or "
+                    "figure holding it is not read as one; delete it"
+                )
+                found.append(Problem(file=file, line=number, message=message))
+                break  # one per line is enough to find them
+    return found
 
 
 def _check_templates(text: str, file: str, first_line: int, problems: list[Problem]) -> None:
@@ -103,12 +158,17 @@ def _line_of(text: str, needle: str) -> int:
 
 def _read_config(file: Path, problems: list[Problem]) -> dict[str, Any] | None:
     """``benchmark.json`` as typed values (bad ones dropped, each reported); None when unusable."""
-    if not file.is_file():
+    if _file_problem(file) == "does not exist":
         problems.append(Problem(file=str(file), message="missing benchmark.json"))
         return None
     text = _read_text(file, problems)
+    if not text.strip() and _file_problem(file):
+        return None
     try:
         raw = json5.loads(text)
+    except RecursionError:
+        problems.append(Problem(file=str(file), message="malformed benchmark.json: nested too deeply"))
+        return None
     except ValueError as error:
         match = re.match(r"<string>:(\d+) ", str(error))
         line = int(match.group(1)) if match else 0
@@ -187,9 +247,9 @@ def _check_chapter_files(path: Path, chapters: list[str], problems: list[Problem
                     file=str(config_file), line=line, message=f"chapter {chapter!r} must be inside the folder"
                 )
             )
-        elif not file.is_file():
+        elif problem := _file_problem(file):
             problems.append(
-                Problem(file=str(config_file), line=line, message=f"chapter file {chapter!r} does not exist")
+                Problem(file=str(config_file), line=line, message=f"chapter file {chapter!r} {problem}")
             )
     for file in sorted(path.glob("*.md")):
         if CHAPTER_FILE.fullmatch(file.name) and file.name not in seen:
