@@ -141,8 +141,8 @@ def test_workings_are_found_only_where_the_arithmetic_holds() -> None:
             for w in find_workings(text, find_figures(text))
         ]
 
-    assert shown("80 km at 3 EUR per km, so 240 EUR") == [(["80 km", "3 EUR"], "240 EUR")]
-    assert shown("$280 each × 2 = $560") == [(["$280", "2"], "$560")]
+    assert shown("80 km at 3 EUR per km, so 240 EUR") == [(["80 km", "3 EUR per km"], "240 EUR")]
+    assert shown("$280 each × 2 = $560") == [(["$280 each", "2"], "$560")]
     assert shown("$560 (2 × $280)") == [(["2", "$280"], "$560")]
     assert shown("4.8 m² × $25 = $120, plus $1,350 + $250, so $1,720") == [
         (["4.8 m²", "$25"], "$120"),

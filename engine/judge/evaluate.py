@@ -15,8 +15,9 @@ A bad line is a one-line error naming ``file:line`` and the field; nothing is ju
 Each answer is graded 0-10 by a judge (``engine/models/judges.py``): the rules judge (``scripted/judge``,
 offline, the default) or a configured OpenAI-compatible model with the persona's grading rules; a score of
 ``PASS_SCORE`` (7) or more counts as correct. The output gives agreement, false accepts (judged correct, labeled wrong) and false rejects
-(judged wrong, labeled correct) overall, per check type and per case kind, lists every disagreement, and ends
-with the line ``agreement: 96.7% (145/150)``. A judge reply that cannot be read is an error, counted as a
+(judged wrong, labeled correct) overall, per check type and per case kind (the cases without a kind, when some
+have one, in a row of their own, then all: the rows add up), lists every disagreement, and ends with the line
+``agreement: 96.7% (145/150)``. A judge reply that cannot be read is an error, counted as a
 disagreement and listed, never a crash.
 """
 
@@ -40,6 +41,7 @@ from engine.sanitize import printable
 
 _REQUIRED = ("check", "question", "expected", "answer", "correct")
 DEFAULT_CASES = Path(__file__).resolve().parent.parent / "models" / "judge_cases.jsonl"
+NO_KIND = "(no kind)"  # the row of the cases without a kind in the table per kind
 
 
 class CaseError(Exception):
@@ -188,9 +190,15 @@ class Evaluation:
         return {t: _tally((c, g) for c, g in self.graded if t in c.types) for t in present}
 
     def by_kind(self) -> dict[str, Tally]:
-        """A tally per case kind, in the order kinds first appear; cases without a kind are in none."""
+        """A tally per case kind, in the order kinds first appear; cases without a kind, when some have one,
+        under ``NO_KIND`` (last), so the rows add up to all the cases; none when no case has a kind."""
         kinds = dict.fromkeys(case.kind for case, _ in self.graded if case.kind)
-        return {k: _tally((c, g) for c, g in self.graded if c.kind == k) for k in kinds}
+        if not kinds:
+            return {}
+        tallies = {k: _tally((c, g) for c, g in self.graded if c.kind == k) for k in kinds}
+        if any(not c.kind for c, _ in self.graded):
+            tallies[NO_KIND] = _tally((c, g) for c, g in self.graded if not c.kind)
+        return tallies
 
     def disagreements(self) -> list[tuple[Case, Grade]]:
         return [(c, g) for c, g in self.graded if g.score is None or g.passed != c.correct]
@@ -239,7 +247,8 @@ def _kind_table(evaluation: Evaluation) -> list[str]:
     if not kinds:
         return []
     width = max(8, *(len(k) for k in kinds))
-    return ["", _header("kind", width)] + [_row(kind, tally, width) for kind, tally in kinds.items()]
+    rows = [_row(kind, tally, width) for kind, tally in kinds.items()]
+    return ["", _header("kind", width), *rows, _row("all", evaluation.total(), width)]
 
 
 def _outcome(case: Case, grade: Grade) -> str:

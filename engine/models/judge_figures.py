@@ -1,15 +1,19 @@
-"""Figures in free text for the rules judge: numbers in any format, number words, units, dates, times and
-blood-pressure-style readings, each with its place in the text and the clause around it.
+"""Figures in free text for the rules judge (already made plain by ``judge_text``): numbers in any format,
+currencies and units, rates, dates, times and blood-pressure-style readings, each with its place in the text
+and the clause around it.
 
-``5,400``, ``5.400``, ``5 400 $``, ``5400`` and ``five thousand four hundred`` are all 5400 (a lone group of
+``5,400``, ``5.400``, ``5 400 $``, ``5400``, ``US$5,400`` and ``USD 5,400`` are all 5400 (a lone group of
 three digits after a point or a comma may also be a decimal: both readings are kept). ``28 May``,
 ``May 28th, 2026``, ``Thursday, 28 May`` and ``2026-05-28`` are one date (the year is not compared);
-``27:40`` and ``27 min 40 s`` one time; ``142/95`` one reading. Units are folded to one spelling
-(``kilometres`` → ``km``, ``dollars`` → ``$``); a bare number joined to a figure by "or", "and", "by",
-"×" or a dash takes its unit ("either 55 or 50 g": two weights), except a count times a price ("5 × $90": 5
-stays a count). ``Clauses`` cuts a text at punctuation, dashes and "but" (never inside a figure); ``addends``
-and ``subset_sum`` add figures up ("5 × $90" is one addend, 450). ``key_words`` gives a text's content words
-(stemmed), ``weekdays`` the weekdays it names.
+"Friday the 14th" is a day of a month not named (``day:14``, settled by the judge against the correct
+answer). ``27:40`` and ``27 min 40 s`` are one time; ``7:30`` is 7:30 or 19:30, ``19:30`` and ``07:30`` one
+of them, ``12:15`` a quarter past noon. ``142/95`` is one reading. Units and currencies are folded to one spelling (``kilometres`` → ``km``,
+``dollars``/``USD`` → ``$``); a rate keeps its denominator (``per``: "$90 a night", "$70/m", "$280 each").
+A bare number joined to a figure by "or", "and", "by", "×" or a dash takes its unit ("either 55 or 50 g":
+two weights), except a count times a price ("5 × $90": 5 stays a count). ``Clauses`` cuts a text at
+punctuation, line breaks, dashes and "but" (never inside a figure); ``addends`` and ``subset_sum`` add
+figures up ("5 × $90" is one addend, 450). ``key_words`` gives a text's content words (stemmed),
+``weekdays`` the weekdays it names.
 """
 
 from __future__ import annotations
@@ -33,7 +37,9 @@ _DATE = re.compile(
     rf"\b(?P<iso>(?P<iy>\d{{4}})-(?P<im>\d{{1,2}})-(?P<id>\d{{1,2}}))\b"
     rf"|\b(?P<num>(?P<n1>\d{{1,2}})[/.](?P<n2>\d{{1,2}})[/.](?P<ny>\d{{4}}))\b"
     rf"|(?:\b{_WEEKDAY},?\s+)?\b(?:the\s+)?(?P<dd>\d{{1,2}}){_ORD}(?:\s+of)?\s+(?P<dm>{_MONTH})(?![a-z])(?:,?\s+\d{{4}}\b)?"
-    rf"|(?:\b{_WEEKDAY},?\s+)?\b(?P<mm>{_MONTH})(?![a-z])\s+(?:the\s+)?(?P<md>\d{{1,2}}){_ORD}\b(?![:/.,]?\d)(?:,?\s+\d{{4}}\b)?",
+    rf"|(?:\b{_WEEKDAY},?\s+)?\b(?P<mm>{_MONTH})(?![a-z])\s+(?:the\s+)?(?P<md>\d{{1,2}}){_ORD}\b(?![:/.,]?\d)(?:,?\s+\d{{4}}\b)?"
+    rf"|\b{_WEEKDAY},?\s+the\s+(?P<od>\d{{1,2}})(?:st|nd|rd|th)\b"
+    rf"|\bon\s+the\s+(?P<ond>\d{{1,2}})(?:st|nd|rd|th)\b(?=\s*(?:[.,;:!?)]|$|at\b|\())",
     re.IGNORECASE,
 )
 _TIME = re.compile(
@@ -42,9 +48,10 @@ _TIME = re.compile(
     re.IGNORECASE,
 )
 _READING = re.compile(r"\b(?P<a>\d{2,3})/(?P<b>\d{2,3})\b")
-_CURRENCY = r"[$€£]"
-_MONEY = ("$", "€", "£")
-_CURRENCY_WORD = r"(?:usd|us dollars|dollars?|bucks|eur|euros?)\b"
+_CURRENCY = r"(?:us|au|a|c|nz)?[$€£]|(?:usd|eur|gbp|chf)(?![a-z])"
+_CODES = {"usd": "$", "eur": "€", "gbp": "£", "chf": "chf"}
+_MONEY = ("$", "€", "£", "chf")
+_CURRENCY_WORD = r"(?:usd|us dollars|dollars?|bucks|eur|euros?|gbp|pounds?|chf)\b"
 _NUMBER = re.compile(
     rf"(?P<cur>{_CURRENCY})?\s?"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+(?:,\d+)?"
@@ -62,8 +69,19 @@ _UNITS: dict[str, str] = {
     "min": "min", "mins": "min", "minute": "min", "minutes": "min", "h": "h", "hour": "h", "hours": "h",
     "day": "day", "days": "day", "night": "night", "nights": "night", "bpm": "bpm",
     "usd": "$", "us dollars": "$", "dollar": "$", "dollars": "$", "bucks": "$", "$": "$",
-    "€": "€", "eur": "€", "euro": "€", "euros": "€", "£": "£",
+    "€": "€", "eur": "€", "euro": "€", "euros": "€", "£": "£", "gbp": "£", "pound": "£", "pounds": "£",
+    "quid": "£", "chf": "chf", "per cent": "%", "mile": "mi", "miles": "mi", "mi": "mi", "lb": "lb",
+    "lbs": "lb", "hr": "h", "hrs": "h",
 }  # fmt: skip
+_DENOMINATORS = (  # what a price is "a …" of: "$90 a night", "$110 a head"
+    "night day week month year hour head person guest adult child kid piece unit seat ticket session "
+    "lesson visit class litre liter bottle pack box room metre meter mile km kilometre kilometer kilo kg "
+    "m² m2 sqm square"
+).split()
+_PER = re.compile(
+    r"\s*(?:/\s*|\s(?:per|an?)\s+|\s?(?:each|apiece)\b)(?P<den>(?:m²|m2|sq\.?\s?m|square\s+\w+|[a-z]+)?)",
+    re.IGNORECASE,
+)
 _UNIT = re.compile(
     r"\s?(?P<unit>"
     + "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True))
@@ -74,19 +92,8 @@ _JOINER = re.compile(
     r"(?:st|nd|rd|th)?\s*(?:,|or|and|to|by|x|×|\*|-|–)?\s*(?:the\s+)?(?:either\s+)?", re.IGNORECASE
 )
 
-_SMALL = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen".split()
-)
-_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
-_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
-_WORD = "|".join(_SMALL + _TENS + list(_SCALES))
-_NUMBER_WORDS = re.compile(
-    rf"\b(?:a\s+(?=hundred|thousand))?(?:{_WORD})(?:(?:[\s-]+(?:and\s+)?)(?:{_WORD}))*\b", re.I
-)
-_DURATION = re.compile(r"\b(?:a|one|1)\s+(week|fortnight)\b|\b(\d+)\s+(weeks?|fortnights?)\b", re.IGNORECASE)
 _PRODUCT = re.compile(r"\s*(?:×|x|\*|by|at)\s*", re.IGNORECASE)
-_CLAUSE_BREAK = re.compile(r"[;:!?()\[\]—]|\.(?!\d)|,(?!\d)|\s[–-]\s|\bbut\b", re.IGNORECASE)
+_CLAUSE_BREAK = re.compile(r"[;:!?()\[\]—\n→]|\.(?!\d)|,(?!\d)|\s[–-]\s|\bbut\b", re.IGNORECASE)
 _WEEKDAY_WORD = re.compile(rf"\b(?:{'|'.join(WEEKDAY_NAMES)})s?\b", re.IGNORECASE)
 _STOP = set(
     "the a an and or of to in on at for with by from is are was were be been it its this that these those "
@@ -105,6 +112,7 @@ class Figure:
     start: int
     end: int
     amounts: tuple[float, ...] = ()
+    per: str = ""  # a rate's denominator ("night", "m2", "each"): "$90 a night" is a price of one night
 
     def same(self, other: Figure) -> bool:
         return bool(self.keys & other.keys)
@@ -112,7 +120,7 @@ class Figure:
 
 def stem(word: str) -> str:
     """A word folded for comparison: lower case, a plural made singular, a short weekday made whole."""
-    w = word.lower().strip("'")
+    w = word.lower().strip("'").removesuffix("'s")
     if w in WEEKDAY_SHORT:
         return next(day for day in WEEKDAY_NAMES if day.startswith(w[:3]))
     if w.endswith("ies") and len(w) > 4:
@@ -158,49 +166,6 @@ def _readings(raw: str) -> tuple[float, ...]:
     return (float(re.sub(r"[\s\u00a0\u202f]", "", raw).replace(",", ".")),)
 
 
-def _words_value(words: str) -> int | None:
-    total = current = 0
-    seen = False
-    for word in re.split(r"[\s-]+", words.lower()):
-        if word in ("and", "a", ""):
-            continue
-        seen = True
-        if word in _SMALL:
-            current += _SMALL.index(word)
-        elif word in _TENS:
-            current += 10 * (_TENS.index(word) + 2)
-        elif word == "hundred":
-            current = max(current, 1) * 100
-        elif word in _SCALES:
-            total += max(current, 1) * _SCALES[word]
-            current = 0
-    return total + current if seen else None
-
-
-def spell_out_numbers(text: str) -> str:
-    """Number words as digits: 'five thousand four hundred' → '5400', 'forty-two' → '42'."""
-
-    def digits(match: re.Match[str]) -> str:
-        value = _words_value(match.group(0))
-        if value is None or match.group(0).lower() == "one":  # "no one", "the one": rarely a figure
-            return match.group(0)
-        return str(value)
-
-    return _NUMBER_WORDS.sub(digits, text)
-
-
-def durations_in_days(text: str) -> str:
-    """'a week', 'one week', '2 weeks', 'a fortnight' → '7 days', '7 days', '14 days', '14 days'."""
-
-    def days(match: re.Match[str]) -> str:
-        if match.group(1):
-            return "7 days" if match.group(1).lower() == "week" else "14 days"
-        per = 7 if match.group(3).lower().startswith("week") else 14
-        return f"{int(match.group(2)) * per} days"
-
-    return _DURATION.sub(days, text)
-
-
 def _month(name: str) -> int:
     return next(i for i, m in enumerate(_MONTHS, start=1) if m.startswith(name.lower().rstrip(".")[:3]))
 
@@ -214,6 +179,9 @@ def _date_keys(match: re.Match[str]) -> frozenset[str]:
         pairs = [(b, a), (a, b)]
     elif g["dd"]:
         pairs = [(_month(g["dm"]), int(g["dd"]))]
+    elif g["od"] or g["ond"]:  # "Friday the 14th": a day of a month not named, settled by the judge
+        day = int(g["od"] or g["ond"])
+        return frozenset({f"day:{day:02d}"}) if 1 <= day <= 31 else frozenset()
     else:
         pairs = [(_month(g["mm"]), int(g["md"]))]
     return frozenset(f"date:{m:02d}-{d:02d}" for m, d in pairs if 1 <= m <= 12 and 1 <= d <= 31)
@@ -237,8 +205,7 @@ def find_figures(text: str) -> list[Figure]:
             add(Figure(keys, "date", m.start(), m.end()))
     for m in _TIME.finditer(text):
         if free(m.start(), m.end()):
-            a, b = (m.group("a"), m.group("b")) if m.group("a") else (m.group("m"), m.group("s"))
-            add(Figure(frozenset({f"time:{int(a)}:{int(b):02d}"}), "time", m.start(), m.end()))
+            add(Figure(_time_keys(m), "time", m.start(), m.end()))
     for m in _READING.finditer(text):
         if free(m.start(), m.end()):
             add(Figure(frozenset({f"reading:{m.group('a')}/{m.group('b')}"}), "reading", m.start(), m.end()))
@@ -250,14 +217,51 @@ def find_figures(text: str) -> list[Figure]:
         if m.group("k"):
             amounts = tuple(a * 1000 for a in amounts)
         end = m.end()
-        shape = "$" if m.group("cur") == "$" else (m.group("cur") or "")
+        shape = _currency(m.group("cur"))
         unit = _UNIT.match(text, end)
         if unit is not None:
             end = unit.end() if not shape or _UNITS[unit.group("unit").lower()] == shape else end
             shape = shape or _UNITS[unit.group("unit").lower()]
-        add(Figure(frozenset(number_key(a) for a in amounts), shape, start, end, amounts))
+        per, end = _rate(text, end)
+        add(Figure(frozenset(number_key(a) for a in amounts), shape, start, end, amounts, per))
     figures.sort(key=lambda f: f.start)
     return _inherit_shapes(text, figures)
+
+
+def _currency(written: str | None) -> str:
+    """The shape of a currency as written: "US$" → "$", "EUR" → "€"."""
+    if not written:
+        return ""
+    return _CODES.get(written.lower(), written[-1])
+
+
+def _time_keys(match: re.Match[str]) -> frozenset[str]:
+    """A time's keys: "7:30" is 7:30 or 19:30 unless zero-padded ("07:30"); "12:15" and "19:30" are one."""
+    if not match.group("a"):
+        return frozenset({f"time:{int(match.group('m'))}:{int(match.group('s')):02d}"})
+    hour, minute = int(match.group("a")), int(match.group("b"))
+    keys = {f"time:{hour}:{minute:02d}"}
+    if 1 <= hour <= 11 and not match.group("a").startswith("0"):
+        keys.add(f"time:{hour + 12}:{minute:02d}")
+    return frozenset(keys)
+
+
+def _rate(text: str, end: int) -> tuple[str, int]:
+    """The denominator of a rate written after a figure ("/m²", "per night", "a head", "each") and where it
+    ends; ("", end) for none."""
+    match = _PER.match(text, end)
+    if match is None:
+        return "", end
+    den = " ".join(match.group("den").lower().split())
+    joiner = match.group(0)[: match.start("den") - match.start()].strip().lower()
+    if joiner in ("each", "apiece"):
+        return "each", match.start("den")
+    if not den or (
+        joiner in ("a", "an") and den.split()[0] not in _DENOMINATORS and stem(den) not in _DENOMINATORS
+    ):
+        return "", end
+    unit = _UNITS.get(den)
+    return unit or stem(den.split()[-1]), match.end()
 
 
 def _joined(text: str, left: Figure, right: Figure) -> bool:

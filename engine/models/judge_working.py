@@ -19,7 +19,11 @@ from dataclasses import dataclass
 
 from engine.models.judge_figures import Figure
 
-_QUALIFIER = r"(?:\s*(?:per|a|an|each|every)\b(?:\s*(?:m²|m2|[a-z]+)\b)?)?"
+_QUALIFIER = (  # what may follow an operand: "3 EUR per km", "$280 each", "2 adults", "350 for delivery"
+    r"(?:\s*(?:per|a|an|each|every)\b(?:\s*(?:m²|m2|[a-z]+)\b)?)?"
+    r"(?:\s+(?!(?:or|either|maybe|perhaps|and|plus|minus|less|times|by|at|so|is|for|that|which|gives?|makes?"
+    r"|comes?|equals?|total\w*)\b)[^\W\d_]+){0,2}"
+)
 _OPERATOR = re.compile(
     _QUALIFIER
     + r"\s*,?\s*(?P<op>×|\*|\bx\b|\bby\b|\bat\b|\btimes\b|\+|\bplus\b|\band\b|−|\s-\s|\s–\s|\bminus\b|\bless\b"

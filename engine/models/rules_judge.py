@@ -1,22 +1,30 @@
 """A transparent rules judge for the scripted persona and ``mmb-tui judge-eval`` (model name ``scripted/judge``).
 
-Deterministic; its comment says what it found. It grades by the rules of ``engine/persona/system.md``. The
-correct answer is cut into parts (at commas, semicolons and "and"; a parenthesis is context, never
-required); a part with figures needs all of them in the reply (``judge_figures.py`` reads any format), a
-part of words needs half of its key words. Parts of words count only when the answer has no figures or the
-question asks two things ("…, and how much?"). Then, as a careful human grades:
+Deterministic; its comment says what it found. It grades by the rules of ``engine/persona/system.md``, on the
+**final figures** of a reply. The reply is read plain (``judge_text.py``: markup dropped, number words and
+time phrases as digits), the correct answer is cut into parts (at commas, semicolons and "and"; a
+parenthesis is context, never required); a part with figures needs all of them in the reply
+(``judge_figures.py`` reads any format: "half past seven" is 19:30, "Tues 3 March" is Tuesday, March 3rd,
+"US$5,150" is $5,150), a part of words half of its key words and no other name in place of one of its names
+(``judge_words.py``: "the Madrid office" is no "Lisbon office"). Parts of words count only when the answer has
+no figures or the question asks two things ("…, and how much?"); a part holding both is cut in two when the
+question asks more things than the answer has parts ("When and where?" — "19:30 at the Lisbon office").
+Then, as a careful human grades:
 
 - a total shown as its parts counts ("$5,100 plus $300 delivery" for $5,400), and a product as its factors
   ("5 by 4 m" for 5 × 4 m, 20 m²) or the other way round;
-- a figure beside the right one is fine when it is a part of it ("$2,190 including the $70 insurance"),
-  a product of figures given, a step of working that holds and leads to a figure that is fine
-  ("72 km × 3 EUR = 216 EUR", ``judge_working.py``), or a value of another time marked as such ("it was
-  55 g before the vet's note"; for a question about the past, "later corrected to $1,100");
+- the steps toward the right figure are no competing figures (``judge_steps.py``): operands of shown working
+  ("25 m² × $55 = $1,375", "3 nights at 120 each comes to 360"), the lines of a breakdown ending in its
+  total, partial totals, factors, percentages applied, a part said to be included ("$2,190 including the $70
+  insurance"); nor is a rate or unit price beside a total ("$70 a metre"), or a value of another time marked
+  as such ("was 42, now 55"; for a question about the past, "later corrected to $1,100");
 - a hedge between the right figure and another ("either 55 or 50 g", "$200–$240") fails that part, and so
   does a part of words said as one of two ("the RAV4 or the CX-5");
-- any other competing figure of the same kind fails a one-part answer;
+- any other final figure of the same kind competes and fails a one-part answer: a figure offered as an
+  alternative ("or $4,800 if you collect it") is never a step, and the right figure used as a step toward
+  another final figure ("$4,090 + $300 labour = $4,390") is not the answer;
 - for "when" or "which day", the weekday of the right date names it ("on the Tuesday" for Tuesday,
-  10 March) when the reply names no other day or date;
+  10 March) when the reply names no other day or date, and so does its day of the month ("on Friday the 14th");
 - non-answers (``judge_nonanswers.py``): the right figure offered only as a question after an honest "not
   told" is not knowing (0, flagged for a second attempt); a list of the options where a decision was asked
   scores 0; a "you never told me" answer scores 10 for an honest "not told" with no figure or guess offered
@@ -28,7 +36,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from engine.models.judge_figures import (
     Clauses,
@@ -36,15 +44,15 @@ from engine.models.judge_figures import (
     addends,
     close,
     compatible,
-    durations_in_days,
     find_figures,
     key_words,
     number_key,
-    spell_out_numbers,
-    subset_sum,
     weekdays,
 )
 from engine.models.judge_nonanswers import DONT_KNOW, VOID, never_told, not_knowing, undecided
+from engine.models.judge_steps import Steps, alternative, roundings
+from engine.models.judge_text import normalise
+from engine.models.judge_words import words_stated
 from engine.models.judge_working import Working, find_workings
 
 _HEDGE = re.compile(
@@ -54,7 +62,7 @@ _HEDGE = re.compile(
 )
 _PAST = re.compile(
     r"\b(?:was|were|had|used to|before|previously|previous|originally|original|first|initially|earlier|old|"
-    r"from)\b",
+    r"from|would have|would've)\b",
     re.IGNORECASE,
 )
 _LATER = re.compile(
@@ -64,14 +72,12 @@ _LATER = re.compile(
 )
 _ASKS_PAST = re.compile(r"\b(?:before|first|original\w*|used to|previous\w*|earlier|initial\w*)\b", re.I)
 _TWO_QUESTIONS = re.compile(r"\band\s+(?:\w+\s+){0,2}(?:what|how|which|when|where|who|whose)\b", re.I)
-_INCLUDED = re.compile(r"\b(?:includ\w*|incl|of which|with|plus)\b|\+", re.IGNORECASE)
+_ASKS = re.compile(r"\b(?:what|how|which|when|where|who|whose)\b", re.IGNORECASE)
 _SEPARATOR = re.compile(r";|,(?!\d)|\band\b", re.IGNORECASE)
 _PARENS = re.compile(r"\([^)]*\)")
 _NEAR = 60  # characters around a figure searched for a time marker
 _MAX_FIGURES = 200  # figures of a reply looked at: a long reply stays fast
 _WHEN = re.compile(r"\bwhen\b|\b(?:which|what)\s+day\b", re.IGNORECASE)
-_OR = re.compile(r"\bor\b(?!\s+(?:so|rather|more|less|two|three)\b)", re.IGNORECASE)
-_PHRASE_BREAK = re.compile(r"[.;:!?()\[\]—,]|\s[–-]\s")
 
 
 @dataclass
@@ -102,7 +108,17 @@ def _parts(core: str, figures: list[Figure], question: str) -> list[_Part]:
         words = [w for w in key_words(core[start:end]) if w not in asked]
         if inside or words:
             parts.append(_Part(core[start:end].strip(), inside, words))
+    asks = len(_ASKS.findall(question)) if _TWO_QUESTIONS.search(question) else 1
+    if len(parts) < asks:  # "When and where?" — "19:30 at the Lisbon office": a time and a place
+        parts = [q for p in parts for q in _split(p)]
     return parts
+
+
+def _split(part: _Part) -> list[_Part]:
+    """A part holding figures and words as two parts, its figures and its words."""
+    if not part.figures or not part.words:
+        return [part]
+    return [_Part(part.text, part.figures, []), _Part(" ".join(part.words), [], part.words)]
 
 
 @dataclass
@@ -119,7 +135,7 @@ class _Key:
 
     @classmethod
     def read(cls, question: str, expected: str) -> _Key:
-        expected = durations_in_days(expected)
+        expected = normalise(expected, numbers=False)
         core = _PARENS.sub(lambda m: " " * len(m.group(0)), expected)
         figures = find_figures(core)
         parts = _parts(core, figures, question)
@@ -135,12 +151,12 @@ class _Key:
 
 def judge(question: str, expected: str, reply: str) -> Verdict:
     """Grade ``reply`` against the correct answer ``expected`` of ``question`` (0-10, see the module doc)."""
-    reply = durations_in_days(spell_out_numbers(reply))
+    reply = normalise(reply)
     if VOID.search(expected):
         score, comment = never_told(question, expected, reply, set(key_words(question)))
         return Verdict(score, False, comment)
     key = _Key.read(question, expected)
-    figures = find_figures(reply)[:_MAX_FIGURES]
+    figures = _days_of_month(find_figures(reply)[:_MAX_FIGURES], key)
     if key.days and _WHEN.search(question):
         figures = _with_weekdays(reply, key, figures)
     clauses = Clauses(reply, figures)
@@ -151,27 +167,27 @@ def judge(question: str, expected: str, reply: str) -> Verdict:
             hits[id(wanted)] = found
     notes: list[str] = []
     workings = find_workings(reply, figures)
-    explained = _explained(reply, key, figures, clauses, hits, notes)
+    free = {id(f) for f in figures if not alternative(reply, f, clauses)}
+    explained = _shown_as_parts(reply, key, figures, free, hits, notes)
     _products(key.figures, hits)
-    explained |= _steps(workings, {id(f) for f in hits.values()} | explained)
-    explained |= _given_products(key, figures)
+    settled = [f for f in figures if id(f) in {id(h) for h in hits.values()} or f.keys & key.context]
+    explained |= Steps(reply, figures, workings, free, clauses).of(settled)
+    explained |= roundings(reply, figures, list(hits.values()))
     if hits and not_knowing(reply, [f for f in figures if any(f.same(w) for w in key.figures)]):
         return Verdict(0.0, True, "offers the answer only as a question back: not knowing")
     if undecided(question, reply):
         return Verdict(0.0, False, "lists the options, names no decision")
     hedged, competing = _rivals(reply, question, key, figures, clauses, hits, explained, workings, notes)
 
-    reply_words = set(key_words(reply))
     good = 0
     missing: list[str] = []
     for part in key.parts:
         if part.figures:
             ok = all(id(f) in hits and id(f) not in hedged for f in part.figures)
         else:
-            ok = 2 * len([w for w in part.words if w in reply_words]) >= len(part.words)
-            if ok and _one_of_two(reply, part.words):
-                ok = False
-                notes.append(f"'{' '.join(part.text.split())}' said as one of two")
+            ok, why = words_stated(reply, part.words, expected, question)
+            if why:
+                notes.append(f"'{' '.join(part.text.split())}' {why}")
         good += ok
         if not ok:
             missing.append(" ".join(part.text.split()))
@@ -188,6 +204,16 @@ def judge(question: str, expected: str, reply: str) -> Verdict:
     return Verdict(score, False, comment)
 
 
+def _days_of_month(figures: list[Figure], key: _Key) -> list[Figure]:
+    """ "Friday the 14th" names the asked date of that day, if there is one (the month goes without saying)."""
+    settled = []
+    for figure in figures:
+        day = next((k[4:] for k in figure.keys if k.startswith("day:")), None)
+        dates = {k for w in key.figures if w.shape == "date" for k in w.keys if day and k.endswith(f"-{day}")}
+        settled.append(replace(figure, keys=frozenset(dates)) if dates else figure)
+    return settled
+
+
 def _with_weekdays(reply: str, key: _Key, figures: list[Figure]) -> list[Figure]:
     """The reply's figures and its bare weekdays as dates: the weekday of an asked date names that date
     ("on the Tuesday" for Tuesday, 10 March), another weekday is another day (a rival, a hedge, a day of
@@ -197,18 +223,6 @@ def _with_weekdays(reply: str, key: _Key, figures: list[Figure]) -> list[Figure]
         keys = frozenset(k for w in key.figures if key.days.get(id(w)) == day for k in w.keys)
         days.append(Figure(keys or frozenset({f"weekday:{day}"}), "date", start, end))
     return sorted(figures + days, key=lambda f: f.start)
-
-
-def _one_of_two(reply: str, words: list[str]) -> bool:
-    """The part's words stand on one side of an "or" whose other side names something else."""
-    wanted = set(words)
-    for m in _OR.finditer(reply):
-        left = _PHRASE_BREAK.split(reply[max(0, m.start() - 40) : m.start()])[-1].split()[-3:]
-        right = _PHRASE_BREAK.split(reply[m.end() : m.end() + 40])[0].split()[:3]
-        left_words, right_words = set(key_words(" ".join(left))), set(key_words(" ".join(right)))
-        if (left_words & wanted and right_words - wanted) or (right_words & wanted and left_words - wanted):
-            return True
-    return False
 
 
 def _steps(workings: list[Working], settled: set[int]) -> set[int]:
@@ -225,41 +239,25 @@ def _steps(workings: list[Working], settled: set[int]) -> set[int]:
     return steps
 
 
-def _explained(
-    reply: str, key: _Key, figures: list[Figure], clauses: Clauses, hits: dict[int, Figure], notes: list[str]
+def _shown_as_parts(
+    reply: str, key: _Key, figures: list[Figure], free: set[int], hits: dict[int, Figure], notes: list[str]
 ) -> set[int]:
-    """Reply figures that are parts of an asked total; a total missing from the reply but shown as its
-    parts becomes stated."""
+    """An asked total missing from the reply but shown as all its parts becomes stated; the ids of those
+    parts."""
     explained: set[int] = set()
-    candidates = addends(reply, figures)
+    candidates = [t for t in addends(reply, figures) if all(id(f) in free for f in t[0])]
     for wanted in key.figures:
-        if not wanted.amounts:
+        if not wanted.amounts or id(wanted) in hits:
             continue
         total = wanted.amounts[0]
         same_kind = [
             t for t in candidates if all(compatible(f, wanted) and not (f.keys & key.asked) for f in t[0])
         ]
-        if id(wanted) in hits:
-            others = [t for t in same_kind if hits[id(wanted)] not in t[0]]
-            explained.update(id(f) for f in subset_sum(others, total) or [])
-            said = hits[id(wanted)]
-            for group, value in others:
-                start, end = clauses.around(group[0])
-                apart = reply[min(said.end, group[0].end) : max(said.start, group[0].start)]
-                if value < total and _INCLUDED.search(reply[start:end]) and not _HEDGE.search(apart):
-                    explained.update(id(f) for f in group)
-        elif len(same_kind) > 1 and close(sum(v for _, v in same_kind), total):
+        if len(same_kind) > 1 and close(sum(v for _, v in same_kind), total):
             hits[id(wanted)] = same_kind[0][0][0]
             explained.update(id(f) for group, _ in same_kind for f in group)
             notes.append(f"{number_key(total)} shown as its parts")
     return explained
-
-
-def _given_products(key: _Key, figures: list[Figure]) -> set[int]:
-    """Reply figures that are products of two figures given (in the reply or the correct answer)."""
-    factors = [a for f in figures + key.figures for a in f.amounts[:1] if a not in (0, 1)]
-    products = {round(a * b, 6) for a, b in itertools.combinations(factors, 2)}
-    return {id(f) for f in figures if f.amounts and round(f.amounts[0], 6) in products}
 
 
 def _rivals(
@@ -285,7 +283,8 @@ def _rivals(
         if id(figure) in stated or id(figure) in explained or figure.keys & key.asked:
             continue
         rivals = [w for w in key.figures if id(w) in hits and figure.shape == hits[id(w)].shape]
-        if not rivals and not any(figure.shape == w.shape for w in key.figures):
+        shaped = rivals or [w for w in key.figures if figure.shape == w.shape]
+        if not shaped:
             continue
         for wanted in rivals:
             said = hits[id(wanted)]
@@ -296,6 +295,8 @@ def _rivals(
                 notes.append(f"hedges between {_text(reply, said)} and {_text(reply, figure)}")
         if figure.keys & key.context or any(id(w) in hedged for w in rivals):
             continue
+        if not any(bool(figure.per) == bool(w.per or (id(w) in hits and hits[id(w)].per)) for w in shaped):
+            continue  # a unit price beside a total, or a total beside a unit price: another quantity
         when = _marked(reply, figure, clauses)
         if when == other_time:
             other.add(id(figure))
@@ -322,6 +323,8 @@ def _products(wanted: list[Figure], hits: dict[int, Figure]) -> None:
 def _marked(text: str, figure: Figure, clauses: Clauses) -> str | None:
     """'past' or 'later' when the figure's clause sets it at another time (the nearest marker wins)."""
     start, end = clauses.around(figure)
+    if text[max(0, start - 2) : start].strip() == "(":  # "from $260 each ($520)": the host's clause
+        start = clauses.around(replace(figure, start=start - 2, end=start - 1))[0]
     start, end = max(start, figure.start - _NEAR), min(end, figure.end + _NEAR)
     best: tuple[int, str] | None = None
     for kind, pattern in (("past", _PAST), ("later", _LATER)):
