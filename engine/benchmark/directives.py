@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, cast
 
@@ -54,9 +54,24 @@ def directive_text(raw: str) -> str:
 
 def phase_lines(bench: Benchmark, phase: Phase) -> list[tuple[int, str]]:
     """The phase's text lines with their line numbers in the chapter file, its js block left out."""
-    try:
-        lines = (bench.path / phase.chapter).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
+    return cached(f"phase_lines:{phase.index}", bench, lambda b: _phase_lines(b, phase))
+
+
+def _chapter_lines(bench: Benchmark, chapter: str) -> list[str]:
+    """A chapter file's lines, read once per benchmark object (a phase reads its own slice of them)."""
+
+    def read(b: Benchmark) -> list[str]:
+        try:
+            return (b.path / chapter).read_text(encoding="utf-8").removeprefix("\ufeff").splitlines()
+        except (OSError, UnicodeDecodeError):
+            return []
+
+    return cached(f"chapter_lines:{chapter}", bench, read)
+
+
+def _phase_lines(bench: Benchmark, phase: Phase) -> list[tuple[int, str]]:
+    lines = _chapter_lines(bench, phase.chapter)
+    if not lines:
         return []
     js_end = phase.js_line + len((phase.js or "").splitlines())  # the closing fence
     result: list[tuple[int, str]] = []
@@ -178,18 +193,39 @@ def expected_facts(
     only later are absent. Templates are not rendered.
     """
     replay = cached("replay", bench, _replay)
-    facts = dict(replay.original)
-    for index in sorted(replay.directives):
-        if index > phase_index:
-            break
-        for directive in replay.directives[index]:
-            if index == phase_index and before_line is not None and directive.line >= before_line:
-                break
-            if directive.fact_id and (
-                directive.kind == "add" or (directive.sheet, directive.fact_id) in facts
-            ):
-                facts[(directive.sheet, directive.fact_id)] = directive.text
+    marks = cached("replay_marks", bench, _marks)
+    start = min(phase_index // MARK_STRIDE, len(marks) - 1)  # replay from the mark before, not from the start
+    facts = dict(marks[start])
+    for index in range(start * MARK_STRIDE, phase_index + 1):
+        last = index == phase_index
+        _apply_phase(facts, replay.directives.get(index, ()), before_line if last else None)
     return facts
+
+
+MARK_STRIDE = 32  # phases between two kept states of the replay: validate stays linear in the phases
+
+
+def _apply_phase(
+    facts: dict[tuple[str, str], str], found: Iterable[Directive], before_line: int | None
+) -> None:
+    for directive in found:
+        if before_line is not None and directive.line >= before_line:
+            break
+        if directive.fact_id and (directive.kind == "add" or (directive.sheet, directive.fact_id) in facts):
+            facts[(directive.sheet, directive.fact_id)] = directive.text
+
+
+def _marks(bench: Benchmark) -> list[dict[tuple[str, str], str]]:
+    """The expected facts at the start of phases 0, ``MARK_STRIDE``, 2 × ``MARK_STRIDE`` …"""
+    replay = cached("replay", bench, _replay)
+    facts = dict(replay.original)
+    marks = [dict(facts)]
+    last = max(replay.directives, default=-1)
+    for index in range(last + 1):
+        _apply_phase(facts, replay.directives.get(index, ()), None)
+        if (index + 1) % MARK_STRIDE == 0:
+            marks.append(dict(facts))
+    return marks
 
 
 def directives_of(bench: Benchmark, phase_index: int) -> list[Directive]:
@@ -227,7 +263,12 @@ def _fact_history(bench: Benchmark) -> dict[tuple[str, str], list[tuple[int, Dir
 
 
 def ever_existing_facts(bench: Benchmark) -> dict[str, set[str]]:
-    """Sheet name -> every fact id it ever has: the original ones and those any Add directive creates."""
+    """Sheet name -> every fact id it ever has: the original ones and those any Add directive creates (computed
+    once per benchmark object; the caller must not change it)."""
+    return cached("ever_existing", bench, _ever_existing_facts)
+
+
+def _ever_existing_facts(bench: Benchmark) -> dict[str, set[str]]:
     known = {name: {f.id for c in sheet.categories for f in c.facts} for name, sheet in bench.sheets.items()}
     for found in phase_directives(bench).values():
         for directive in found:
