@@ -1,9 +1,9 @@
 """How reliable the persona was and when the agent's context was cleared, counted while a run plays (issue 21).
 
 ``PersonaRecord`` is a few counters kept in ``state.json`` (bounded, not journaled): the persona's refused tool
-calls by tool name, the hooks' refusals (plain-text guard, echo guard, empty completions), the regrades (a grade
-that replaced an earlier grade of its check, other than an attempt 2 after its attempt 1), and the new sessions of the agent with whether each cleared its
-context. ``PersonaTally`` counts them from the run's own events as they are recorded: it is an observer of its
+calls by tool name, the hooks' refusals (plain-text guard, echo guard, empty completions), the grades that replaced
+an earlier grade of their check (regrades apart from the attempt 2s that replaced their attempt 1), and the new
+sessions of the agent with whether each cleared its context. ``PersonaTally`` counts them from the run's own events as they are recorded: it is an observer of its
 run, called inside ``RunRecorder.emit`` right after the event is appended, so the counts and the transcript
 always describe the same moment. A checkpoint saves both; a kill loses the events after it and their counts
 together, and the replay counts them again, exactly once. The persona's model calls are the persona role's
@@ -13,6 +13,7 @@ together, and the replay counts them again, exactly once. The persona's model ca
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Protocol
 
 from pydantic import BaseModel, Field
@@ -48,6 +49,9 @@ class PersonaRecord(BaseModel):
     # turns the hooks refused, by hook: "plain_text_guard", "echo_guard", "empty" (an empty completion)
     guards: dict[str, int] = Field(default_factory=dict)
     replaced: int = Field(default=0, ge=0)  # regrades: grades that replaced one of their check (not 1 -> 2)
+    # attempt 2s that replaced their check's attempt 1 (1 -> 2); a record saved before they were counted (state
+    # version 2) gets them from the run's grades when it is read (``count_second_attempts``)
+    second_attempts: int = Field(default=0, ge=0)
     sessions: list[SessionMark] = Field(default_factory=list)  # the latest ``MAX_SESSIONS``
     sessions_total: int = Field(default=0, ge=0)
 
@@ -61,8 +65,11 @@ class PersonaRecord(BaseModel):
             self._guard(event.hook)
         elif isinstance(event, ErrorOccurred) and event.message.startswith(EMPTY_COMPLETION):
             self._guard(EMPTY)
-        elif isinstance(event, EvaluationLogged) and event.replaces and not second_attempt(event):
-            self.replaced += 1
+        elif isinstance(event, EvaluationLogged) and event.replaces:
+            if not second_attempt(event):
+                self.replaced += 1
+            else:
+                self.second_attempts += 1
         elif isinstance(event, SessionSwitched):
             mark = SessionMark(
                 n=event.n,
@@ -80,6 +87,17 @@ class PersonaRecord(BaseModel):
     @property
     def refused_total(self) -> int:
         return sum(self.refused.values())
+
+    @property
+    def replaced_total(self) -> int:
+        """Every grade that replaced an earlier grade of its check (attempt 2s counted when they were)."""
+        return self.replaced + self.second_attempts
+
+    def count_second_attempts(self, grades: Iterable[EvaluationLogged]) -> None:
+        """Count the attempt 2s of a record saved before they were counted, from the run's latest grades: an
+        attempt 2 is final in its check's one phase, so each check whose grade is an attempt 2 had exactly one
+        attempt 2 replace its attempt 1 (those before ``since`` left out, as the record's other counts)."""
+        self.second_attempts = sum(1 for e in grades if e.attempt == 2 and e.n >= self.since)
 
     @property
     def guards_total(self) -> int:

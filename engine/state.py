@@ -31,10 +31,10 @@ from engine.events import AgentCompacted, EvaluationLogged, JudgeGraded, RunStat
 from engine.models.base import Message
 from engine.persona_record import PersonaRecord
 
-STATE_VERSION = 2  # a field added to RunState is a new version, its keys listed in VERSION_KEYS
+STATE_VERSION = 4  # a field added to RunState is a new version, its keys listed in VERSION_KEYS
 JOURNALED = frozenset(
-    "persona_messages sheets told changed_at evaluations graded_at judge_grades agent_observations sent_log "
-    "agent_context report_entries".split()
+    "persona_messages sheets told changed_at changed_from evaluations graded_at judge_grades agent_observations "
+    "sent_log agent_context report_entries".split()
 )
 """Fields kept in the journal, not in ``state.json`` (once the state has a journal)."""
 FIRST_KEYS = frozenset(
@@ -53,6 +53,10 @@ VERSION_KEYS = {  # the keys each version writes (those of JOURNALED in the jour
         "agent_context report_entries".split()
     ),
 }
+# version 3 writes version 2's keys; ``persona_record.second_attempts`` came (an older record lacks it: counted
+# from the grades when read, ``PersonaRecord.count_second_attempts``)
+VERSION_KEYS[3] = VERSION_KEYS[2]
+VERSION_KEYS[4] = VERSION_KEYS[3] | {"changed_from"}  # a fact's text before its last change (premises)
 RETIRED = frozenset({"inflight_message"})  # keys a version 1 state may hold that nothing reads (dropped)
 WAY_OUT = "restore the file from a copy, or delete the run's folder to start over (nothing was changed)"
 
@@ -124,6 +128,9 @@ class RunState(BaseModel):
     messages_sent: int = Field(default=0, ge=0)  # persona messages delivered to the agent, over the whole run
     phase_first_message: int = Field(default=0, ge=0)  # messages_sent when the current phase began
     changed_at: dict[str, int] = Field(default_factory=dict)  # "sheet id" -> messages_sent when last changed
+    # "sheet id" -> its text before its last change, as the agent could know it ("" for an added fact): what
+    # the change brought in is what must be told (engine/grading/premises.py); absent in older states
+    changed_from: dict[str, str] = Field(default_factory=dict)
     # the agent's replies to the latest message, and the persona's messages since the last grade (bounded)
     last_replies: list[str] = Field(default_factory=list)
     sent_since_grade: list[str] = Field(default_factory=list)
@@ -241,6 +248,8 @@ def _read_state(path: Path) -> RunState | None:
             raise unreadable(path, journal.name, _first_line(exc)) from None
     if "sent_log_from" not in raw:  # version 1: the log began when this code first saved the run
         state.sent_log_from = max(0, state.messages_sent - len(state.sent_log))
+    if state.persona_record and "second_attempts" not in raw["persona_record"]:  # versions 1 and 2
+        state.persona_record.count_second_attempts(state.evaluations.values())
     state.version = STATE_VERSION  # read whole: saved again, it holds every key
     return state
 
@@ -296,6 +305,7 @@ class _Record(BaseModel):
     told: str | None = None
     ids: list[str] | None = None
     changed_at: dict[str, int] | None = None
+    changed_from: dict[str, str] | None = None
     grade: str | None = None
     at: int | None = None  # null: the check has no grade stamp
     evaluation: EvaluationLogged | None = None
@@ -310,7 +320,8 @@ _KINDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {  # a record's kind:
     kind: (frozenset(keys.split()), frozenset(f"{keys} {optional}".split()))
     for kind, keys, optional in [
         *(("m", "m", ""), ("reset", "reset", ""), ("sheet", "sheet value", ""), ("told", "told ids", "")),
-        *(("changed_at", "changed_at", ""), ("grade", "grade at", "evaluation judge")),
+        *(("changed_at", "changed_at", ""), ("changed_from", "changed_from", "")),
+        ("grade", "grade at", "evaluation judge"),
         *(("observation", "observation", ""), ("sent", "sent", ""), ("context", "context", "")),
         ("entry", "entry", ""),
     ]
@@ -321,13 +332,14 @@ def replay_journal(state: RunState, data: bytes) -> None:
     """Fill the journaled fields of ``state`` from a journal's records (one JSON object per line):
     ``{"m": message}`` appends to the persona's context, ``{"reset": true}`` empties it (a compaction: the new
     context follows), ``{"sheet": name, "value": sheet}`` is a live sheet, ``{"told": sheet, "ids": [...]}``
-    its told marks, ``{"changed_at": {"sheet id": n}}`` change stamps, ``{"grade": check id, "at": messages
+    its told marks, ``{"changed_at": {"sheet id": n}}`` change stamps, ``{"changed_from": {"sheet id": text}}``
+    the texts facts had before their last change, ``{"grade": check id, "at": messages
     sent, "evaluation": event, "judge": event}`` a check's latest grade and the judge's grade of it (either
     absent: none), ``{"observation": event}`` an agent compaction, ``{"sent": [n, phase, keys]}`` a message the
     agent received, ``{"context": [n, phase, tokens]}`` its context's size, ``{"entry": id}`` a report entry of
     the run. A line that is not one of these exactly is a ``ValueError`` naming its number."""
     messages: list[Message] = []
-    state.sheets, state.told, state.changed_at = {}, {}, {}
+    state.sheets, state.told, state.changed_at, state.changed_from = {}, {}, {}, {}
     for number, line in enumerate(data.splitlines(), start=1):
         try:
             r = _record(line)
@@ -345,6 +357,8 @@ def replay_journal(state: RunState, data: bytes) -> None:
             state.told[r.told] = r.ids
         elif r.changed_at is not None:
             state.changed_at.update(r.changed_at)
+        elif r.changed_from is not None:
+            state.changed_from.update(r.changed_from)
         elif r.grade is not None:  # the latest record of a check wins
             _keep(state.evaluations, r.grade, r.evaluation)
             _keep(state.graded_at, r.grade, r.at)

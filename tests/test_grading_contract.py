@@ -8,15 +8,21 @@ model can act on, or recorded visibly, never accepted silently.
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
 import pytest
 from engine_helpers import FORGETFUL, ROOT, events, fast, kinds, make_config, play
 
+from engine.config import Config
 from engine.events import TerminationReason
+from engine.models.base import ChatModel, Completion, Message, ToolSchema
+from engine.persona import hooks
+from engine.persona.context import recent_replies
 from engine.persona.notebook import ToolError
 from engine.persona.tools import dispatch
+from engine.run.agent_channel import REPLY_PREFIX
 from engine.run.build import build_run
 from engine.run.loop import Run
 from engine.transcript import read_events
@@ -193,18 +199,46 @@ def test_the_compaction_note_claims_nothing_about_the_assistant() -> None:
     assert "still has it" not in note and "assistant" not in note.lower()
 
 
-async def test_an_echo_is_never_delivered_and_the_model_is_told_why(tmp_path: Path) -> None:
-    persona = "scripted/persona?faults=4:echo"
+class Recording:
+    """The persona model of a run, with the context of each of its calls and what it answered."""
+
+    def __init__(self, inner: ChatModel) -> None:
+        self.inner, self.name = inner, inner.name
+        self.calls: list[tuple[list[Message], Completion]] = []
+
+    async def complete(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> Completion:
+        seen = copy.deepcopy(messages)
+        completion = await self.inner.complete(messages, tools)
+        self.calls.append((seen, completion))
+        return completion
+
+
+def echoed(completion: Completion, context: list[Message]) -> bool:
+    return hooks.refuse(completion, recent_replies(context, REPLY_PREFIX), True, True) is not None
+
+
+async def recorded_play(config: Config) -> tuple[Run, Recording]:
+    run = build_run(config, "r", tune=fast)
+    recording = run.persona_model = Recording(run.persona_model)
+    await run.run()
+    return run, recording
+
+
+@pytest.mark.parametrize("persona", ["scripted/persona?faults=4:echo", "scripted/persona?slips=echo"])
+async def test_an_echo_is_never_delivered_and_its_cycle_is_dropped(tmp_path: Path, persona: str) -> None:
     config = make_config(tmp_path, {"r": {"benchmark": "full", "agent": FORGETFUL, "persona": persona}})
-    run = await play(config, "r")
+    run, recording = await recorded_play(config)
     assert run.termination is TerminationReason.FINISHED
     evts = events(config, "r")
-    assert [e.hook for e in kinds(evts, "hook_fired")] == ["echo_guard"]
-    answered = [
-        m for m in run.state.persona_messages if str(m.get("content") or "").startswith("ERROR: echo guard")
-    ]
-    assert answered or run.state.persona_compactions  # the model saw the reason (unless compacted away)
+    fired = kinds(evts, "hook_fired")
+    assert fired and all(e.hook == "echo_guard" for e in fired)  # the transcript shows the hook
+    trips = [i for i, (context, done) in enumerate(recording.calls) if echoed(done, context)]
+    assert len(trips) == len(fired)
+    for i in trips:  # the next call sees the context the echo was written at, nothing added
+        assert recording.calls[i + 1][0] == recording.calls[i][0]
+    assert not any("echo guard" in str(m.get("content")) for m in run.state.persona_messages)
     assert not any(e.text.startswith("Assistant:") for e in kinds(evts, "message_sent"))
+    assert run.adapter.received == len(kinds(evts, "message_sent"))  # type: ignore[attr-defined]
 
 
 async def test_a_persona_that_keeps_slipping_stops_as_stuck(tmp_path: Path) -> None:
@@ -219,6 +253,22 @@ async def test_a_persona_that_keeps_slipping_stops_as_stuck(tmp_path: Path) -> N
     assert run.state.status == "waiting" and run.state.reason.startswith("persona stuck (3 turns in a row")
     assert "echo" in run.state.reason
     assert len(kinds(events(config, "r"), "hook_fired")) == 3
+
+
+async def test_an_echo_repeated_forever_stops_as_stuck_with_the_context_as_it_was(tmp_path: Path) -> None:
+    persona = "scripted/persona?faults=" + ",".join(f"{n}:echo" for n in range(5, 400))
+    config = make_config(
+        tmp_path,
+        {"r": {"benchmark": "full", "agent": FORGETFUL, "persona": persona}},
+        persona={"model": "scripted/persona", "stuck_after": 4},
+    )
+    run, recording = await recorded_play(config)
+    assert run.termination is TerminationReason.WAITING
+    assert run.state.reason.startswith("persona stuck (4 turns in a row without a valid tool call: echo")
+    contexts = [context for context, _ in recording.calls[4:]]
+    assert len(contexts) == 4 and all(c == contexts[0] for c in contexts)  # the same context, four times
+    assert run.state.persona_messages == contexts[0][1:]  # saved as it was (the system prompt aside)
+    assert len(kinds(events(config, "r"), "hook_fired")) == 4
 
 
 async def test_date_templates_are_rendered_once_into_the_live_sheets(tmp_path: Path) -> None:

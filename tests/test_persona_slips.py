@@ -16,6 +16,7 @@ from engine_helpers import ROOT, fast, kinds, make_config, play
 from engine.commands import NextPhase
 from engine.events import Event, PhaseStarted, TerminationReason
 from engine.models.scripted_persona import SLIPS
+from engine.persona_record import second_attempt
 from engine.run.build import build_run
 from engine.run.loop import Run
 from engine.transcript import read_events
@@ -77,6 +78,12 @@ async def test_a_slip_is_refused_and_the_agents_grades_stay_the_clean_runs(
         figures = re.findall(r"\d+(?:\.\d+)?", grade.expected.replace(",", ""))
         told = all(any(f in text for n, text in sent if n < grade.n) for f in figures)
         assert figures and told, f"{slip}: {check_id} changed from the clean run's grade unseen"
+    # every grade that replaced an earlier one is counted, the attempt 2s after their attempt 1 among them
+    replaced = [e for e in kinds(evts, "evaluation_logged") if e.replaces]
+    record = run.state.persona_record
+    assert record is not None and record.replaced_total == len(replaced)
+    assert record.second_attempts == sum(1 for e in replaced if second_attempt(e))
+    assert record.guards.get("echo_guard", 0) == len(kinds(evts, "hook_fired"))
     if slip == "skip_check":  # asked late, after the phase's edits: its premise no longer held
         assert faults
     else:

@@ -2,11 +2,13 @@
 
 An unknown tool is answered with the tools this run offers (``wait`` only in virtual-time scenarios), a call
 without some of its required arguments names every one missing, and an exact echo of an agent reply is
-refused however short it is, while a short message of the persona's own goes through.
+refused however short it is (its whole cycle dropped from the context), while a short message of the
+persona's own goes through.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -117,10 +119,11 @@ async def test_a_short_echo_never_reaches_the_agent(tmp_path: Path) -> None:
     agent = run.adapter
     run.append_message({"role": "tool", "tool_call_id": "c0", "content": "The assistant replied:\n\nNoted."})
     before = agent.received  # type: ignore[attr-defined]
+    context = copy.deepcopy(run.state.persona_messages)
     await run._handle_completion(send("Noted."))
     assert agent.received == before  # type: ignore[attr-defined]
     evts = list(read_events(run.run_dir / "transcript.jsonl"))
     assert [e.hook for e in kinds(evts, "hook_fired")] == ["echo_guard"]
-    assert str(run.state.persona_messages[-1]["content"]).startswith("ERROR: echo guard")
+    assert run.state.persona_messages == context  # the whole cycle dropped: the context as it was
     await run._handle_completion(send("Noted, thanks. Rex's vet is Dr Hughes."))
     assert agent.received == before + 1  # type: ignore[attr-defined]

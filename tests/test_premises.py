@@ -122,11 +122,11 @@ async def test_a_persona_that_never_tells_the_prose_changes_is_faulted_with_evid
     run = await play_prose(tmp_path)
     found = faults(run)
     assert set(found) == {"3.1", "3.3", "3.4"}  # the new price (alone and in the sum), the new accountant
-    assert "'5,100' was never sent to the assistant before the question" in found["3.1"]
-    assert "'5,100' was never sent" in found["3.3"] and "350" not in found["3.3"]  # 350 was told in ch1
+    assert "'5,100 EUR' was never sent to the assistant before the question" in found["3.1"]
+    assert "'5,100 EUR' was never sent" in found["3.3"] and "350" not in found["3.3"]  # 350 was told in ch1
     assert "'Sand' was never sent" in found["3.4"]
     assert len(run.state.evaluations) == 6  # the old price, the delivery day and the VOID check stand
-    assert run.state.evaluations["3.2"].premise == ["4,800"]
+    assert run.state.evaluations["3.2"].premise == ["4,800 EUR"]
     assert run.state.evaluations["3.6"].premise == []  # VOID: nothing to look for
 
 
@@ -135,7 +135,7 @@ async def test_a_persona_that_tells_every_change_has_no_fault(tmp_path: Path) ->
     assert faults(run) == {}
     assert len(run.state.evaluations) == 6
     assert run.state.sheets["oven"].find("1.2").text.startswith("The oven costs 5,100")  # type: ignore[union-attr]
-    assert run.state.evaluations["3.1"].premise == ["5,100"]
+    assert run.state.evaluations["3.1"].premise == ["5,100 EUR"]
 
 
 async def test_a_proxy_that_swaps_the_news_for_small_talk_is_caught(tmp_path: Path) -> None:
@@ -143,7 +143,7 @@ async def test_a_proxy_that_swaps_the_news_for_small_talk_is_caught(tmp_path: Pa
     assert set(faults(run)) == {"3.1", "3.3", "3.4"}
     evts = list(read_events(run.run_dir / "transcript.jsonl"))
     refused = [e for e in kinds(evts, "tool_called") if e.name == "facts_mark_told" and e.error]
-    assert refused and "oven 1.2 ('5,100'" in refused[0].result  # told means sent
+    assert refused and "oven 1.2's new amount 5,100 EUR" in refused[0].result  # told means sent
     assert not any("Birgit" in e.text for e in kinds(evts, "message_sent"))
 
 
@@ -178,11 +178,11 @@ async def test_on_max_marks_of_messages_that_never_reached_the_agent_change_no_g
     assert await run.run() is TerminationReason.FINISHED
     evts = list(read_events(run.run_dir / "transcript.jsonl"))
     refused = [e.result for e in kinds(evts, "tool_called") if e.name == "facts_mark_told" and e.error]
-    assert any("trip 2.1 (" in r and "'560'" in r for r in refused)
-    assert any("health 3.1 (" in r and "'4000'" in r for r in refused)
+    assert any("carried trip 2.1's new amount $560: send it" in r for r in refused)
+    assert any("carried health 3.1's new figure 4000 IU: send it" in r for r in refused)
     found = faults(run)
-    assert "'560' was never sent" in found["20.15"] and "'560' was never sent" in found["20.14"]
-    assert "health 3.1 as it stands was not told" in found["20.3"]  # 4,000 was sent, but as another figure
+    assert "'$560' was never sent" in found["20.15"] and "'560' was never sent" in found["20.14"]
+    assert "health 3.1 as it stands was not told" in found["20.3"]  # "4,000 km" of the bike is another figure
     sent = [(e.n, e.text) for e in kinds(evts, "message_sent")]
     for check_id, grade in run.state.evaluations.items():
         needs = [v for v in swapped if v in grade.expected.replace(",", "")]

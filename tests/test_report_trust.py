@@ -16,8 +16,11 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+import pytest
 from engine_helpers import FORGETFUL, ROOT, events, make_config, play
 
+from engine.benchmark.check_kinds import kinds_of
+from engine.benchmark.model import Check
 from engine.benchmark.validate import load_benchmark
 from engine.config import Config
 from engine.events import (
@@ -28,9 +31,18 @@ from engine.events import (
     SessionSwitched,
     ToolCalled,
 )
+from engine.models.rules_judge import Verdict
 from engine.persona_record import PersonaRecord, PersonaTally, SessionMark, second_attempt
 from engine.report.entries import ReportEntry, parse_report_entries
-from engine.report.trust import clearings, context_line, memory_line, persona_line
+from engine.report.filter import EntryFilter
+from engine.report.trust import (
+    amnesiac_grades,
+    amnesiac_part,
+    clearings,
+    context_line,
+    memory_line,
+    persona_line,
+)
 from engine.report.writer import format_entry
 from engine.run.build import build_run
 from engine.run.loop import Run
@@ -40,6 +52,8 @@ from engine.transcript import read_events
 SLIPS = "scripted/persona?slips=grade_ahead,attempt2_first,echo,skip_retell"
 # the test benchmark ``full``: check 1.1 in phase 2; 2.1, 2.2, 2.3 [VOID], 2.4 in phase 3, after a new session
 FULL = ROOT / "tests" / "benchmarks" / "full"
+# written the seed's way: no [TYPE] tags, no KEY.md; 1.1 before a new session, 3.1-3.7 after it, 3.6 never told
+SEED = ROOT / "tests" / "benchmarks" / "seed_untagged"
 
 
 def _entry(config: Config) -> ReportEntry:
@@ -66,7 +80,8 @@ async def test_the_persona_line_counts_what_the_transcript_shows(tmp_path: Path)
         "model calls": calls,
         "refused calls": sum(refused.values()),
         "guard trips": sum(guards.values()),
-        "replaced grades": 0,  # every later grade was an attempt 2 after its attempt 1
+        # every later grade was an attempt 2 after its attempt 1: each one counted (issue 31)
+        "replaced grades": sum(1 for e in seen if isinstance(e, EvaluationLogged) and e.replaces),
         "persona faults": len(entry.persona_faults),
     }
     assert entry.refused_calls == dict(refused)
@@ -128,6 +143,62 @@ async def test_the_agents_compaction_clears_the_context_too(tmp_path: Path) -> N
     assert line.endswith("] ignored (ignore_session_break)")  # the benchmark's new session, not played
 
 
+async def test_on_an_untagged_seed_benchmark_the_amnesiac_passes_its_never_told_check(tmp_path: Path) -> None:
+    """Issue 31, item 5: the baseline grades the amnesiac's answer to each check, not the check's tags."""
+    config = make_config(tmp_path, {"r": {"benchmark": "seed_untagged", "agent": FORGETFUL}})
+    run = await play(config, "r")
+    bench = load_benchmark(SEED)
+    assert not any(c.types for c in bench.checks())
+    switch = next(e for e in events(config, "r") if isinstance(e, SessionSwitched))
+    exam = [c.id for c in bench.checks() if run.state.evaluations[c.id].n > switch.n]
+    assert exam == ["3.1", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7"]
+    text = (config.results_path() / "report.md").read_text()
+    assert _line(text, "Memory:").endswith(
+        f"· an agent that remembers nothing: {10 / 7:.2f}/10 (passes 1 of 7: 3.6)"  # "you never told me …"
+    )
+    entry = _entry(config)
+    assert (entry.amnesiac, entry.memory_checks) == (round(10 / 7, 2), 7)
+    # the kinds inferred, marked wherever the entry shows them, and read back as the kinds they are
+    per_type = _line(text, "Average per type:")
+    assert per_type.startswith("Average per type: AGG~ ") and "VOID~ 10.00 (1)" in per_type
+    assert per_type.endswith("(~: kinds inferred from the questions and answers of untagged checks)")
+    assert set(entry.type_averages) == {"RECALL", "AGG", "NEG", "VOID", "HIST", "SERIES"}
+    assert entry.type_averages["VOID"] == run.state.evaluations["3.6"].effective == 10
+    checks = {c.id: c for c in bench.checks()}
+    assert entry.imperfect and all(a.types == kinds_of(checks[a.check_id]).shown() for a in entry.imperfect)
+    assert [a.types for a in entry.imperfect if a.check_id == "3.5"] == [["AGG~", "NEG~"]]
+    wanted = EntryFilter.parse("type:AGG")
+    assert wanted.matches(entry)
+    listed = [a.check_id for a in wanted.answers_of(entry)[0]]
+    assert listed == [a.check_id for a in entry.imperfect if "AGG" in kinds_of(checks[a.check_id]).types]
+    assert "3.3" in listed and "3.1" not in listed
+
+
+def test_the_amnesiac_is_graded_by_the_rules_judge_whatever_the_tags_say() -> None:
+    def check(cid: str, answer: str, types: list[str] | None = None) -> Check:
+        return Check(id=cid, types=types or [], question="What is the gate code?", answer=answer)
+
+    checks = [
+        check("1.1", "4417."),
+        check("1.2", "You never told me the gate code."),  # untagged: passed
+        check("1.3", "you didn't tell me", ["RECALL"]),  # tagged wrong: still passed
+        check("1.4", "4417.", ["VOID"]),  # tagged VOID, a code to give: 0
+    ]
+    assert amnesiac_grades(checks) == {"1.1": 0.0, "1.2": 10.0, "1.3": 10.0, "1.4": 0.0}
+    assert amnesiac_part(checks) == "5.00/10 (passes 2 of 4: 1.2, 1.3)"
+    assert amnesiac_part(checks[:1]) == "0.00/10 (passes 0 of 1)"
+    many = [check(f"2.{n}", "you never told me") for n in range(1, 9)]
+    assert amnesiac_part(many) == "10.00/10 (passes 8 of 8: 2.1, 2.2, 2.3, 2.4, 2.5, 2.6 and 2 more)"
+
+
+def test_a_part_of_an_answer_the_amnesiac_gets_is_named_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A judge may give part of a two-part answer to "I don't know" (none of the shipped checks gets one)."""
+    given = {"1.1": 0.0, "1.2": 5.0, "1.3": 10.0}
+    monkeypatch.setattr("engine.report.trust.judge", lambda q, a, r: Verdict(given[q], False, "parts"))
+    checks = [Check(id=cid, question=cid, answer="x") for cid in given]
+    assert amnesiac_part(checks) == "5.00/10 (passes 1 of 3: 1.3; partly 1.2)"
+
+
 def _bench_grades(scores: dict[str, tuple[float, int]]) -> dict[str, EvaluationLogged]:
     """Grades of the ``full`` benchmark's checks: check id -> (score, transcript number)."""
     return {
@@ -150,7 +221,7 @@ def test_the_memory_score_counts_from_the_last_clearing_before_the_last_grade() 
     # 2.1-2.4 after the session (2.4 ungraded, in a phase that began after it: 0); 1.1 before it
     assert line == (
         "Memory: 5.00/10 over 4 checks asked after the context was last cleared (graded 3, ungraded 1 counted"
-        " as 0) · an agent that remembers nothing: 2.50/10 (passes 1 VOID check)"
+        " as 0) · an agent that remembers nothing: 2.50/10 (passes 1 of 4: 2.3)"  # 2.3: "you never told me"
     )
     mid = AgentCompacted(
         phase_index=2, n=55
@@ -170,7 +241,7 @@ def test_the_memory_score_counts_from_the_last_clearing_before_the_last_grade() 
     assert line.startswith(
         "Memory: 0.00/10 over 2 of 4 checks asked after the context was last cleared (graded 1, ungraded 1"
         " counted as 0, persona faults 1 excluded, not graded by the judge 1 excluded) · an agent that"
-        " remembers nothing: 0.00/10 (passes 0 VOID checks)"  # 2.3, the VOID check, lacks a judge grade
+        " remembers nothing: 0.00/10 (passes 0 of 2)"  # 2.3, the never-told check, lacks a judge grade
     )
     assert memory_line(bench, grades, {}, None, clearings(None, [late])).startswith("Memory: — (no check")
 

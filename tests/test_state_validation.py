@@ -319,7 +319,7 @@ async def test_an_undamaged_kill_and_a_state_older_versions_wrote_resume_to_the_
     await run.run()
     assert run.state.finished and len(run.state.evaluations) == 6
     saved = json.loads((run_dir / "state.json").read_text())
-    assert saved["version"] == 2 and saved["sent_log_from"] == 0  # written back whole, as this version writes
+    assert saved["version"] == STATE_VERSION and saved["sent_log_from"] == 0  # written back whole
     events = list(read_events(run_dir / "transcript.jsonl"))
     assert [e.n for e in events] == list(range(len(events)))  # cut back cleanly: no gap, no repeat
 

@@ -37,6 +37,7 @@ EXPECTED: dict[str, tuple[str, int, str]] = {
     "date_before_start_time": ("chapter1.md", 4, "before start_time 2026-03-12 20:00"),
     "date_line_not_first": ("chapter1.md", 5, "date line must be the first line"),
     "edit_inside_a_line": ("chapter1.md", 5, "'Edit' in the middle of a line is never carried out"),
+    "edit_before_told": ("chapter1.md", 5, "Edit garden 1.1: the `garden` sheet is not told before"),
     "duplicate_chapter_listing": ("benchmark.json", 3, "'chapter1.md' is listed twice"),
     "duplicate_check_id": ("chapter2.md", 5, "duplicate check id 1.1 (first at chapter1.md:5)"),
     "duplicate_fact_id": ("profile.md", 5, "duplicate fact id 1.1 (first on line 4)"),

@@ -17,12 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.benchmark.answer_key import answer_key_warnings, check_answer_key
+from engine.benchmark.check_kinds import INFERRED_MARK, kinds_of
 from engine.benchmark.directives import directive_text, phase_lines, replay_problems
 from engine.benchmark.facts import is_fact_id
 from engine.benchmark.jsblock import dry_run_block
 from engine.benchmark.lints import SHEET_MENTION, directive_placement, prose_changes
 from engine.benchmark.loader import load_with_problems
 from engine.benchmark.model import CHECK_TYPES, Benchmark, BenchmarkError, Phase, Problem
+from engine.benchmark.telling import untold_edits
 
 _EDIT = re.compile(r"Edit (\S+) (\S+):")
 _ADD = re.compile(r"Add to (\S+) category (\S+):")
@@ -94,7 +96,7 @@ def _findings(bench: Benchmark, warnings: bool) -> tuple[list[Problem], list[Pro
             lints += placement + prose_changes(bench, phase)
     problems += [
         Problem(file=_chapter_file(bench, phase), line=line, message=message)
-        for phase, line, message in replay_problems(bench)
+        for phase, line, message in replay_problems(bench) + untold_edits(bench)
     ]
     problems += _check_duplicate_checks(bench)
     problems += _check_time_gate(bench)
@@ -103,8 +105,30 @@ def _findings(bench: Benchmark, warnings: bool) -> tuple[list[Problem], list[Pro
             problems.append(Problem(file=str(bench.path / f"{name}.md"), message="fact file has no facts"))
     problems += check_answer_key(bench)
     if warnings:
-        lints += answer_key_warnings(bench)
+        lints += answer_key_warnings(bench) + _untagged_checks(bench)
     return problems, lints
+
+
+def _untagged_checks(bench: Benchmark) -> list[Problem]:
+    """One warning, at the first check without a ``[TYPE]`` tag, naming how many there are and what they lose."""
+    phases = [(phase, check) for phase in bench.phases for check in phase.checks if not check.types]
+    if not phases:
+        return []
+    phase, first = phases[0]
+    count, total = len(phases), len(bench.checks())
+    untagged = (
+        f"none of the {total} checks has a [TYPE] tag"
+        if count == total
+        else f"{count} of {total} checks have no [TYPE] tag"
+    )
+    tags = " ".join(f"[{t}]" for t in kinds_of(first).types)  # its inferred kinds, as a start
+    message = (
+        f"{untagged} (the first: {first.id}): the report's per-type averages and its type filter then rest on "
+        f"kinds inferred from each question and correct answer (marked AGG{INFERRED_MARK}), which can miss one "
+        f"(a NEG whose cancellation neither text names); tag each check ('❓ {first.id} {tags} …') to declare "
+        "its kinds"
+    )
+    return [Problem(file=_chapter_file(bench, phase), line=first.line, message=message)]
 
 
 def _chapter_file(bench: Benchmark, phase: Phase) -> str:
@@ -190,13 +214,16 @@ def _check_time_gate(bench: Benchmark) -> list[Problem]:
 
 
 def summary(bench: Benchmark) -> str:
-    """Chapters, phases, live facts per sheet, checks in total and per type, JS blocks and time anchors."""
+    """Chapters, phases, live facts per sheet, checks in total and per type (a kind inferred for an untagged
+    check counted apart, marked ``AGG~``), JS blocks and time anchors."""
     checks = bench.checks()
-    per_type = Counter(t for c in checks for t in c.types)
-    untyped = sum(1 for c in checks if not c.types)
-    type_parts = [f"{t} {per_type[t]}" for t in CHECK_TYPES if per_type[t]]
-    if untyped:
-        type_parts.append(f"untyped {untyped}")
+    per_type = Counter(t for c in checks for t in kinds_of(c).shown())
+    type_parts = [
+        f"{shown} {per_type[shown]}"
+        for t in CHECK_TYPES
+        for shown in (t, t + INFERRED_MARK)
+        if per_type[shown]
+    ]
     facts = ", ".join(f"{name} {len(sheet.live_facts())}" for name, sheet in sorted(bench.sheets.items()))
     js_blocks = sum(1 for p in bench.phases if p.js is not None)
     anchors = sum(len(p.anchors) for p in bench.phases)
@@ -213,7 +240,7 @@ def summary(bench: Benchmark) -> str:
 def _relative(file: str) -> str:
     try:
         return str(Path(file).resolve().relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError):
+    except (ValueError, OSError, RuntimeError):  # RuntimeError: a symbolic link loop
         return file
 
 

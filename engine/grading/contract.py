@@ -12,7 +12,6 @@ is only told that the grade was set aside (the evidence is for the transcript an
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from engine.benchmark.answer_key import dependencies_of
@@ -20,7 +19,8 @@ from engine.benchmark.directives import Directive, directives_of, expected_fact
 from engine.benchmark.model import DELETED, Benchmark, Check, Phase
 from engine.benchmark.templates import render_templates
 from engine.events import EvaluationLogged, Event
-from engine.grading.premises import premise_of
+from engine.grading.asked import asked_checks, content_words
+from engine.grading.premises import premise_of, set_aside_note
 from engine.persona.notebook import ToolError
 from engine.state import RunState
 
@@ -50,21 +50,6 @@ def keep_exchange(state: RunState, sent: str, replies: list[str]) -> None:
 def forget_exchange(state: RunState) -> None:
     state.sent_since_grade = []
     state.last_replies = []
-
-
-_WORD = re.compile(r"[^\W\d_]{3,}|\d+")
-_COMMON = frozenset(
-    "the and you how was did who are for now our has had get can not any all one but why may its his her she him "
-    "say out day what when where which with that this have does your about much many were will would there their "
-    "from into they them then than also just like know tell said told remember remind please could should again "
-    "still again right okay".split()
-)
-
-
-def content_words(text: str) -> set[str]:
-    """Words that name what a message is about, cut to five letters (vet/vets, kilometre/kilometres)."""
-    words = (w.lower().removesuffix("'s") for w in _WORD.findall(text.replace("’", "'")))
-    return {w[:5] for w in words if w not in _COMMON}
 
 
 def looks_asked(question: str, sent: list[str]) -> bool:
@@ -176,12 +161,8 @@ def log_evaluation(
     result = f"Logged {check_id}: {score:g}/10, attempt {attempt}{counted}."
     if replaces:
         result += f" This regrade replaces the earlier grade {replaces}; both stay in the record."
-    if fault:
-        result += (
-            " This grade is set aside (not the assistant's score): what the check asks was not told to the "
-            "assistant as the phase says before the question. Tell each change the phase describes before you "
-            "ask about it; carry on with the next step."
-        )
+    if fault:  # what to tell, naming facts: the persona never learns the expected answer from it
+        result += set_aside_note(premise)
     return result
 
 
@@ -249,29 +230,12 @@ def question_number(state: RunState, check_id: str, question: str, attempt: int)
     return state.messages_sent
 
 
-_QUESTION = re.compile(r"[^?.!\n]*\?")
-
-
 def checks_asked(message: str, phase: Phase, state: RunState) -> list[str]:
-    """The checks of ``phase`` a message asks, one per question sentence that matches one check best (at
-    least half of that check's question words): more than one means several questions in one message."""
-    asked: list[str] = []
-    questions = {c.id: content_words(render_templates(c.question, state.start_date)) for c in phase.checks}
-    for sentence in _QUESTION.findall(message):
-        words = content_words(sentence)
-        scores = sorted(
-            (
-                (len(words & wanted) / len(wanted), check_id)
-                for check_id, wanted in questions.items()
-                if wanted
-            ),
-            reverse=True,
-        )
-        if not scores or scores[0][0] < 0.5 or (len(scores) > 1 and scores[1][0] == scores[0][0]):
-            continue
-        if scores[0][1] not in asked:
-            asked.append(scores[0][1])
-    return asked
+    """The checks of ``phase`` a message asks about, in its order, whatever its punctuation (two in one
+    sentence, a list, an "Also, …" without a question mark: ``engine/grading/asked.py``); more than one means
+    several questions in one message."""
+    questions = {c.id: render_templates(c.question, state.start_date) for c in phase.checks}
+    return asked_checks(message, questions)
 
 
 def directive_problems(state: RunState, bench: Benchmark) -> list[str]:

@@ -1,50 +1,39 @@
-"""What a text says, as keys a premise can be matched on: numbers in any usual format, dates, names, words.
+"""What a text says, as keys a premise is matched on: values in any usual notation, names, words.
 
-A message sent to the agent is reduced to its keys once (``message_keys``); a premise value of a check's
-correct answer (``answer_values``) or a fact's key content (``fact_content``) is told when a key of it is
-among a message's keys. The keys are chosen so that a human reading the transcript would agree:
+A message sent to the agent is reduced to its keys once (``message_keys``); a value a premise needs (a
+check's correct answer, a fact's content: ``strong_values``) is told when one of its keys is among a
+message's keys. The keys are chosen so that a human reading the transcript would agree:
 
-- ``n:<number>``: ``5,100``, ``5100``, ``5.100`` (also 5.1), ``5.1k``, ``$95``, ``95 EUR``, ``six`` (number words
-  up to twenty and the tens); the parts of a date are not numbers of their own.
-- ``d:<month>-<day>``: ``19 August 2026`` (as templates expand), ``August 19th``, ``Aug 19``, ``2026-08-19``;
-  in a message, ``today``/``tonight``/``this morning``, ``yesterday``/``last night`` and ``tomorrow`` name a
-  day from the one it was sent on.
+- ``n:<number>``: ``5,100``, ``5100``, ``5.100``, ``5.1k``, ``€5,100``, ``5100 euros``, ``six``
+  (``engine/grading/amounts.py``); ``c:<code>`` the currency beside a number (``EUR``, ``€``, ``euros``);
+- ``d:<MM-DD>``: ``19 August 2026``, ``Aug 19th``, ``2026-08-19``, ``19/08/2026``; in a message,
+  ``today``/``tonight``/``this morning``, ``yesterday``/``last night`` and ``tomorrow`` name a day from the one
+  it was sent on; ``t:<H:MM>`` a time of day (``18:30``, ``6:30 pm``); ``wd:<day>`` a weekday, abbreviated, in a
+  range or a group (``Thu``, ``Mon–Thu``, ``weekdays``) (``engine/grading/days.py``);
 - ``w:<word>``: every word, lowercased, possessive dropped (names are matched on these);
   ``s:<stem>``: the same words cut to a stem (``wears``/``wear``, ``helmets``/``helmet``) for plain words.
+
+A currency code or a unit is never a name; a weekday or a month is a value of its own, never a name.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Set
 from dataclasses import dataclass
 from datetime import date, timedelta
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
+from functools import lru_cache
+
+from engine.grading.amounts import Found, amounts, currency_code, number_words
+from engine.grading.days import DAY_NAMES, WEEKDAYS, dates, day_word, loose_hours, times, weekdays
 
 _MONTHS = "january february march april may june july august september october november december".split()
-_MONTH = {name: i + 1 for i, name in enumerate(_MONTHS)} | {name[:3]: i + 1 for i, name in enumerate(_MONTHS)}
-_MONTH["sept"] = 9
-_MONTH_RE = r"(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
-_DAY_RE = r"(\d{1,2})(?:st|nd|rd|th)?"
-_DATES = [
-    re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b"),  # ISO
-    re.compile(rf"\b{_DAY_RE}(?:\s+of)?\s+{_MONTH_RE}(?:,?\s+(\d{{4}}))?\b", re.IGNORECASE),  # 19 August 2026
-    re.compile(rf"\b{_MONTH_RE}\s+{_DAY_RE}(?:,?\s+(\d{{4}}))?\b", re.IGNORECASE),  # August 19, 2026
-]
+_MONTH_WORDS = frozenset(_MONTHS) | {m[:3] for m in _MONTHS} | {"sept"}
 _RELATIVE = re.compile(
     r"\b(?:(today|tonight|this (?:morning|afternoon|evening))|(yesterday|last night)|(tomorrow))\b",
     re.IGNORECASE,
 )
-_NUMBER = re.compile(
-    r"(?<![\w.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(\s?[kK]\b)?(?!\.\d)"
-)  # 5,100 · 4.5 · 5.1k
-_NUMBER_WORDS = {
-    word: n
-    for n, word in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-        "sixteen seventeen eighteen nineteen twenty".split()
-    )
-} | {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
-_NUMBER_WORDS |= {"a dozen": 12, "dozen": 12, "hundred": 100, "thousand": 1000}
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 _SUFFIXES = ("ings", "ing", "ies", "es", "ed", "s")
 STEM = 5
@@ -60,11 +49,6 @@ FUNCTION_WORDS = frozenset(
 )
 
 
-def _canonical(value: Decimal) -> str:
-    text = format(value.normalize(), "f")
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
 def stem(word: str) -> str:
     """A plain word's stem: lowercased, a plural or -ing/-ed ending dropped, cut to five letters."""
     word = _plain(word)
@@ -75,81 +59,48 @@ def stem(word: str) -> str:
     return word[:STEM]
 
 
-@dataclass(frozen=True)
-class Found:
-    """A value found in a text: as written (``label``), its key, and where it sits."""
-
-    label: str
-    key: str
-    start: int
-    end: int
-
-
-def _dates(text: str) -> list[Found]:
-    found: list[Found] = []
-    taken: list[tuple[int, int]] = []
-    for index, pattern in enumerate(_DATES):
-        for match in pattern.finditer(text):
-            if any(s < match.end() and match.start() < e for s, e in taken):
-                continue
-            groups = match.groups()
-            if index == 0:
-                month, day = int(groups[1]), int(groups[2])
-            elif index == 1:
-                day, month = int(groups[0]), _MONTH[groups[1].lower().rstrip(".")]
-            else:
-                month, day = _MONTH[groups[0].lower().rstrip(".")], int(groups[1])
-            if not (1 <= month <= 12 and 1 <= day <= 31):
-                continue
-            taken.append((match.start(), match.end()))
-            found.append(Found(match.group(0), f"d:{month:02d}-{day:02d}", match.start(), match.end()))
-    return found
-
-
-def _numbers(text: str, skip: list[tuple[int, int]]) -> list[Found]:
-    found: list[Found] = []
-    for match in _NUMBER.finditer(text):
-        if any(s <= match.start() < e for s, e in skip):
-            continue
-        digits, thousands = match.group(1), match.group(2)
-        try:
-            value = Decimal(digits.replace(",", ""))
-        except InvalidOperation:  # pragma: no cover - the pattern yields numbers
-            continue
-        if thousands:
-            value *= 1000
-        found.append(Found(match.group(0).strip(), f"n:{_canonical(value)}", match.start(), match.end()))
-        if re.fullmatch(r"\d{1,3}\.\d{3}", digits) and not thousands:  # 5.100: European thousands, maybe
-            found.append(Found(digits, f"n:{digits.replace('.', '')}", match.start(), match.end()))
-    return found
-
-
-def _number_words(text: str) -> list[Found]:
-    found = []
-    for match in re.finditer(r"\b(a dozen|[a-z]+)\b", text.lower()):
-        value = _NUMBER_WORDS.get(match.group(1))
-        if value is not None:
-            found.append(Found(match.group(0), f"n:{value}", match.start(), match.end()))
-    return found
-
-
 def _plain(word: str) -> str:
     return word.lower().replace("’", "'").removesuffix("'s")
 
 
-def _words(text: str) -> list[Found]:
-    return [Found(m.group(0), "w:" + _plain(m.group(0)), m.start(), m.end()) for m in _WORD.finditer(text)]
+def scan(text: str, message: bool = False) -> list[Found]:
+    """Every value of ``text`` in reading order: dates, times, numbers (none inside a date or a time) with
+    their currencies, number words, weekdays. ``message``: a sent message, read generously (``at 6``,
+    ``daily``)."""
+    found = dates(text) + times(text)
+    found += amounts(text, [(f.start, f.end) for f in found])
+    found += [w for w in number_words(text) if not any(f.start <= w.start < f.end for f in found)]
+    found += weekdays(text, message)
+    if message:
+        found += loose_hours(text)
+    return sorted(found, key=lambda f: (f.start, f.end))
+
+
+def _words(text: str) -> list[tuple[str, str, int]]:
+    """Every word: as written, its ``w:`` key, where it starts."""
+    return [(m.group(0), "w:" + _plain(m.group(0)), m.start()) for m in _WORD.finditer(text)]
+
+
+_NUMBER_KINDS = ("amount", "number")
+KEYS_VERSION = "v:2"  # on every message logged since numbers carry their unit: older ones match on ``legacy``
+
+
+def _unit_keys(found: Found) -> list[str]:
+    """A number's keys with its unit (``u:55:USD``; a bare number ``u:55:``), one per reading."""
+    return [f"u:{key[2:]}:{found.unit}" for key in found.keys]
 
 
 def message_keys(text: str, sent_on: date | None = None) -> set[str]:
-    """Every key of a message: numbers, dates (relative ones from the day it was sent), words and stems."""
-    dates = _dates(text)
-    keys = {f.key for f in dates}
-    keys |= {f.key for f in _numbers(text, [(f.start, f.end) for f in dates])}
-    keys |= {f.key for f in _number_words(text)}
-    for word in _words(text):
-        keys.add(word.key)
-        keys.add("s:" + stem(word.label))
+    """Every key of a message: values (a number also with its unit), words and stems, and dates relative to
+    the day it was sent on."""
+    keys = {KEYS_VERSION}
+    for found in scan(text, message=True):
+        keys.update(found.keys)
+        if found.kind in _NUMBER_KINDS:
+            keys.update(_unit_keys(found))
+    for label, key, _ in _words(text):
+        keys.add(key)
+        keys.add("s:" + stem(label))
     for match in _RELATIVE.finditer(text) if sent_on is not None else ():
         assert sent_on is not None
         day = sent_on + timedelta(days=0 if match.group(1) else -1 if match.group(2) else 1)
@@ -159,10 +110,53 @@ def message_keys(text: str, sent_on: date | None = None) -> set[str]:
 
 @dataclass(frozen=True)
 class Value:
-    """A value a premise needs told: as written, and the key a message must carry."""
+    """A value a premise needs told: as written, the key a message must carry (or one of ``alts``), what kind
+    of value it is, and where it stands in its text."""
 
     label: str
     key: str
+    alts: tuple[str, ...] = ()
+    kind: str = "name"  # "amount", "number", "date", "time", "day", "currency", "name", "word"
+    start: int = -1
+    end: int = -1
+    amount: Decimal | None = None
+    unit: str = ""
+    legacy: tuple[str, ...] = ()  # the keys that state it in a message logged before ``KEYS_VERSION``
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return (self.key, *self.alts)
+
+
+def _value(found: Found) -> Value:
+    """A value as a premise looks for it: a number by its likeliest reading (``5,100`` is not 5.1), with a unit
+    (``$55``, ``25 m²``) in that unit or bare (``55 dollars``, ``55``; not ``55 euros``), a bare one in any unit."""
+    keys, legacy = list(found.keys), found.keys[:0]
+    if found.kind in _NUMBER_KINDS:
+        number = found.key[2:]
+        keys, legacy = (
+            ([f"u:{number}:{found.unit}", f"u:{number}:"], (found.key,)) if found.unit else ([found.key], ())
+        )
+    elif found.kind == "day":
+        legacy = (f"w:{DAY_NAMES[WEEKDAYS.index(found.key[3:])]}",)
+    elif found.kind == "time":
+        legacy = (f"n:{found.key[2:].split(':')[0]}",)
+    return Value(
+        found.label,
+        keys[0],
+        tuple(keys[1:]),
+        found.kind,
+        found.start,
+        found.end,
+        found.amount,
+        found.unit,
+        legacy,
+    )
+
+
+def base_key(value: Value) -> str:
+    """A value's key without its unit (``n:55`` for ``$55``)."""
+    return value.legacy[0] if value.key.startswith("u:") else value.key
 
 
 def _sentence_initial(text: str, start: int) -> bool:
@@ -170,40 +164,54 @@ def _sentence_initial(text: str, start: int) -> bool:
     return not before or before[-1] in ".!?:;\n"
 
 
-def strong_values(text: str, names: frozenset[str]) -> list[Value]:
-    """The dates, numbers and names a text states, in order, each once. A capitalised word is a name when it
-    is not a function word nor a unit (right after a number), and either stands mid-sentence or is a known
-    name (``names``, lowercased)."""
-    dates = _dates(text)
-    found = dates + _numbers(text, [(f.start, f.end) for f in dates]) + _number_words(text)
-    for word in _words(text):
-        lower = word.key[2:]
-        if not word.label[:1].isupper() or lower in FUNCTION_WORDS or lower in _MONTH:
+def _not_a_name(lower: str, label: str) -> bool:
+    """Function words, months, weekdays and currency codes are never names."""
+    return (
+        lower in FUNCTION_WORDS
+        or lower in _MONTH_WORDS
+        or day_word(lower)
+        or (label.isupper() and currency_code(label) == label)
+    )
+
+
+@lru_cache(maxsize=4096)
+def strong_values(text: str, names: frozenset[str], currencies: bool = False) -> tuple[Value, ...]:
+    """The dates, times, weekdays, numbers and names a text states, in order, each once (``currencies``: the
+    currency of each amount too). A capitalised word is a name when it is not a function word, a month, a
+    weekday, a currency or a unit (right after a number), nor part of a value, and either stands
+    mid-sentence or is a known name (``names``, lowercased)."""
+    found = [f for f in scan(text) if currencies or f.kind != "currency"]
+    spans = [(f.start, f.end) for f in found]
+    values = [_value(f) for f in found]
+    for label, key, start in _words(text):
+        lower = key[2:]
+        if not label[:1].isupper() or _not_a_name(lower, label) or any(s <= start < e for s, e in spans):
             continue
-        if text[: word.start].rstrip()[-1:].isdigit():
-            continue  # a unit: 4,800 EUR, 12 Km
-        if lower in names or not _sentence_initial(text, word.start):
-            found.append(word)
-    values: list[Value] = []
+        if text[:start].rstrip()[-1:].isdigit():
+            continue  # a unit: 12 Km
+        if lower in names or not _sentence_initial(text, start):
+            values.append(Value(label, key, start=start, end=start + len(label)))
+    kept: list[Value] = []
     seen: set[str] = set()
-    for item in sorted(found, key=lambda f: f.start):
-        if item.key not in seen:
-            seen.add(item.key)
-            values.append(Value(item.label, item.key))
-    return values
+    for value in sorted(values, key=lambda v: v.start):
+        same = base_key(value)  # "4000 IU", then "4000": one value
+        if same not in seen:
+            seen.add(same)
+            kept.append(value)
+    return tuple(kept)
 
 
-def plain_values(text: str, exclude: set[str] = frozenset()) -> list[Value]:  # type: ignore[assignment]
+def plain_values(text: str, exclude: Set[str] = frozenset()) -> list[Value]:
     """The plain content words of a text as stems (function words and ``exclude`` stems left out)."""
     values: list[Value] = []
     seen: set[str] = set()
-    for word in _words(text):
-        lower = word.key[2:]
-        key = "s:" + stem(word.label)
+    for label, key, start in _words(text):
+        lower = key[2:]
+        key = "s:" + stem(label)
         if lower in FUNCTION_WORDS or len(lower) < 3 or key in seen or key[2:] in exclude:
             continue
         seen.add(key)
-        values.append(Value(word.label, key))
+        values.append(Value(label, key, kind="word", start=start, end=start + len(label)))
     return values
 
 
@@ -211,7 +219,7 @@ def known_names(texts: list[str]) -> frozenset[str]:
     """Words written capitalised mid-sentence somewhere in ``texts`` (lowercased): the names a benchmark uses."""
     names: set[str] = set()
     for text in texts:
-        for word in _words(text):
-            if word.label[:1].isupper() and not _sentence_initial(text, word.start):
-                names.add(word.key[2:])
-    return frozenset(names - FUNCTION_WORDS)
+        for label, key, start in _words(text):
+            if label[:1].isupper() and not _sentence_initial(text, start) and not _not_a_name(key[2:], label):
+                names.add(key[2:])
+    return frozenset(names)

@@ -1,6 +1,7 @@
 """``scripted/persona``: drives the persona tools through any benchmark without an LLM.
 
-Stateless: every decision is derived from the message history, so it can also be served over HTTP.
+Stateless: every decision is derived from the message history (the ``echo`` slip also remembers the phases it
+echoed in: ``EchoSlip``), so it can also be served over HTTP.
 Per phase it carries out, in the order of the phase text: ``Edit <sheet> <id>: <text>`` and
 ``Add to <sheet> category <n>: <text>`` directives, sheets to tell (named in backticks or required by
 the gates: read, tell untold facts verbatim in batches of three, mark told), ``Say``/``Tell`` lines
@@ -26,7 +27,7 @@ from engine.models.rules_judge import judge
 from engine.models.scripted_gates import answer_gate
 from engine.models.scripted_history import Call, Step, current_phase, readable_sheets, reply_body
 from engine.models.scripted_history import calls_since as _calls_since
-from engine.models.scripted_slips import SLIPS, check_slips, gate_named, maybe_echo, skipped_check
+from engine.models.scripted_slips import SLIPS, EchoSlip, check_slips, gate_named, skipped_check
 
 __all__ = ["SLIPS", "ScriptedPersonaModel", "_calls_since"]
 
@@ -43,6 +44,7 @@ class ScriptedPersonaModel:
     def __init__(self, slips: frozenset[str] = frozenset()) -> None:
         check_slips(slips)
         self.slips = slips
+        self._echo = EchoSlip(slips)
         self._cache = PrefixCache()  # usage as a prefix-caching provider would report it
 
     async def complete(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> Completion:
@@ -65,7 +67,7 @@ class ScriptedPersonaModel:
                 continue
             step = self._next_for(action, calls)
             if step:
-                return maybe_echo(self.slips, step, messages, start)
+                return self._echo.apply(step, messages, start)
         # everything in the text is done: answer the last gate error, or move on
         last_next = next((c for c in reversed(calls) if c.name == "next_phase"), None)
         if last_next and last_next.result and last_next.result.startswith("ERROR") and calls[-1] is last_next:

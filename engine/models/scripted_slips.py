@@ -2,8 +2,9 @@
 
 Owns the slip names (``SLIPS``, checked by ``check_slips``) and the slips that reshape a whole step: the
 check left unasked (``skipped_check``, until a gate names it) and the echo of the agent's last reply
-(``maybe_echo``). The slips inside one action (grading ahead, attempt 2 first, skipping an edit or a retell)
-are played where that action is decided, in ``scripted_persona.py``.
+(``EchoSlip``, the one slip that remembers: the guard drops the echo's whole cycle). The slips inside one
+action (grading ahead, attempt 2 first, skipping an edit or a retell) are played where that action is decided,
+in ``scripted_persona.py``.
 """
 
 from __future__ import annotations
@@ -48,20 +49,41 @@ def gate_named(calls: list[Call], check_id: str | None) -> bool:
     )
 
 
-def maybe_echo(slips: frozenset[str], step: Step, messages: list[Message], start: int) -> Step:
-    """``echo``: the first message of a phase repeats the agent's last reply (the guard refuses it)."""
-    if "echo" not in slips or step[0][0] != "send_message":
-        return step
-    if any(str(m.get("content") or "").startswith("ERROR: echo guard") for m in messages[start:]):
-        return step
-    last = next(
-        (
-            reply_body(m.get("content"))
-            for m in reversed(messages)
-            if m["role"] == "tool" and str(m.get("content") or "").startswith("The assistant replied")
-        ),
-        None,
-    )
-    if not last or len(last) < _ECHO_MIN_CHARS:
-        return step
-    return [("send_message", {"text": last})]
+class EchoSlip:
+    """``echo``: in each phase, the first message sent after an agent reply long enough to echo repeats that
+    reply instead (the guard refuses it).
+
+    The echo guard drops the whole cycle, so the next call sees the very context the echo was written at: a
+    pure function of it would echo again until the run stopped as "persona stuck". So this slip, alone of the
+    model's decisions, remembers something besides the history: the phases it has echoed in (by the text that
+    started them), until the message it replaced is sent and the history says it. A model made again after a
+    kill in between echoes again, as the run replays the dropped cycle from its checkpoint before it."""
+
+    def __init__(self, slips: frozenset[str]) -> None:
+        self.on = "echo" in slips
+        self._echoed: set[str] = set()
+
+    def apply(self, step: Step, messages: list[Message], start: int) -> Step:
+        """``step``, or the echo that replaces it."""
+        due = _echo_due(messages, start) if self.on and step[0][0] == "send_message" else None
+        phase = str(messages[start].get("content") or "") if start < len(messages) else ""
+        if due is None or phase in self._echoed:
+            return step
+        self._echoed.add(phase)
+        return [("send_message", {"text": due})]
+
+
+def _echo_due(messages: list[Message], start: int) -> str | None:
+    """The agent's last reply, when it is long enough to echo and no message of this phase was sent after
+    such a reply (that send is where the echo was played); else None."""
+    last: str | None = None
+    for index, message in enumerate(messages):
+        content = str(message.get("content") or "")
+        if message["role"] == "tool" and content.startswith("The assistant replied"):
+            last = reply_body(content)
+        elif index >= start and any(
+            c["function"]["name"] == "send_message" for c in message.get("tool_calls") or []
+        ):
+            if last is not None and len(last) >= _ECHO_MIN_CHARS:
+                return None
+    return last if last is not None and len(last) >= _ECHO_MIN_CHARS else None

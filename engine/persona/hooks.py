@@ -1,4 +1,11 @@
-"""The two model-agnostic persona hooks (SPEC §4): if a model never misbehaves, they never fire."""
+"""The two model-agnostic persona hooks (SPEC §4): if a model never misbehaves, they never fire.
+
+Nothing a hook refuses reaches the agent. An echo (the model wrote the agent's side) is dropped with its whole
+cycle, the seed's way: the model's next call sees the context as it was before that turn, and only the
+transcript shows the hook. A plain-text turn is dropped with a short note in its place; an empty one is
+answered with an error. The run counts such turns in a row (``SlipStreak``): a model that writes the same
+echo again and again, as a deterministic one would, ends as "persona stuck" after ``stuck_after`` of them.
+"""
 
 from __future__ import annotations
 
@@ -19,15 +26,6 @@ PLAIN_TEXT_NOTE = (
 EMPTY_ERROR = (
     "ERROR: your answer was empty. Carry on with your phase: call a tool (send_message, next_phase, …)."
 )
-
-
-def echo_error(why: str) -> str:
-    """The echo guard's answer: the model wrote the assistant's side; nothing was sent or done."""
-    return (
-        f"ERROR: echo guard — {why}. Nothing was sent and no tool ran. Never write the assistant's replies or "
-        "repeat them: the assistant's reply only ever comes back as the result of send_message. Send your own "
-        "next message (or call the tool you meant) again."
-    )
 
 
 _ROLE_LABEL = re.compile(
@@ -107,7 +105,8 @@ class SlipStreak:
 
 @dataclass
 class Refusal:
-    """A persona turn a hook refused: what to record, what the model is told, which slip it was."""
+    """A persona turn a hook refused: what to record, what the model is told (nothing for an echo: its whole
+    cycle is dropped from the context), which slip it was."""
 
     slip: str
     events: list[Event] = field(default_factory=list)
@@ -120,15 +119,14 @@ def refuse(
     """The hooks' verdict on a completion: None when it may go on (tool calls, or plain text without the guard)."""
     content = (completion.content or "").strip()
     echo = imitates_agent(completion, recent_replies) if echo_guard else None
-    if echo:
-        error = echo_error(echo)
-        answers: list[Message] = [
-            {"role": "tool", "tool_call_id": c.id, "content": error} for c in completion.tool_calls
-        ]
+    if (
+        echo
+    ):  # the seed's way: the cycle is ignored entirely, the model's next call sees the context as before
         return Refusal(
             slip=f"echo: {echo}",
-            events=[HookFired(hook="echo_guard", detail=f"{echo}; nothing was sent or done")],
-            messages=[completion.as_message(), *(answers or [{"role": "user", "content": error}])],
+            events=[
+                HookFired(hook="echo_guard", detail=f"{echo}; nothing was sent or done, the turn was dropped")
+            ],
         )
     if completion.tool_calls:
         return None

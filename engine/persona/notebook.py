@@ -17,7 +17,8 @@ class ToolError(Exception):
 
 
 TellCheck = Callable[[str, Fact], str]
-"""What of a fact (sheet name, fact) no message since its last change carried: empty when it was told."""
+"""What of a fact (sheet name, fact) the messages have not carried yet, as what to send ("oven 1.2's new
+amount 5,100 EUR"): empty when it was told."""
 
 
 class Notebook:
@@ -69,11 +70,14 @@ class Notebook:
         unknown = [i for i in ids if i not in live]
         if unknown:
             raise ToolError(f"sheet {sheet.name!r} has no live facts {', '.join(unknown)}")
-        unsent = [f"{i} ({missing})" for i in ids if (missing := self.told_check(sheet.name, live[i]))]
+        unsent = [(i, what) for i in ids if (what := self.told_check(sheet.name, live[i]))]
         if unsent:
+            changed = any(f"{sheet.name} {i}" in self.state.changed_at for i, _ in unsent)
+            whats = "; ".join(what for _, what in unsent)
             raise ToolError(
-                f"no message to the assistant since the last change carried {sheet.name} {'; '.join(unsent)}: "
-                f"tell it with send_message first, then mark it told (nothing was marked)"
+                f"no message to the assistant{' since the last change' if changed else ''} carried {whats}: "
+                f"send {'it' if len(unsent) == 1 else 'them'} to the assistant with send_message (in any words), "
+                f"then facts_mark_told({sheet.name}, [{', '.join(i for i, _ in unsent)}]) (nothing was marked)"
             )
         told = self.state.told.setdefault(sheet.name, [])
         told.extend(i for i in ids if i not in told)
@@ -92,6 +96,7 @@ class Notebook:
         fact = sheet.find(fact_id)
         if fact is None:
             raise ToolError(f"sheet {sheet.name!r} has no fact {fact_id}; use facts_add for a new one")
+        self._keep_text_before(f"{sheet.name} {fact_id}", fact.text)
         fact.text = text.strip()
         told = self.state.told.setdefault(sheet.name, [])
         if fact_id in told:  # a changed fact must be told again
@@ -104,6 +109,12 @@ class Notebook:
             f"send_message, then facts_mark_told({sheet.name}, [{fact_id}])."
         )
 
+    def _keep_text_before(self, key: str, text: str) -> None:
+        """Keep a fact's text before a change, as the agent could know it: a second change with no message
+        in between keeps the text before the first (premises ask what the changes together brought in)."""
+        if key not in self.state.changed_from or self.state.changed_at.get(key) != self.state.messages_sent:
+            self.state.changed_from[key] = text
+
     def add(self, name: str, category: int, text: str) -> str:
         sheet = self.sheet(name)
         try:
@@ -115,6 +126,7 @@ class Notebook:
             target = Category(number=category, name=f"Category {category}")
             sheet.categories.append(target)
         existing = sheet.find(fact_id)
+        self._keep_text_before(f"{sheet.name} {fact_id}", existing.text if existing else DELETED)
         if existing is not None:  # reuse of a deleted id
             existing.text = text.strip()
         else:

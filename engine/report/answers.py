@@ -17,7 +17,7 @@ _IMPERFECT = re.compile(
 _FAULT = re.compile(r"^⚠\s*\((?P<id>[^)]+)\)\s*(?P<rest>.*)$")
 _DISAGREEMENT = re.compile(r"^≠\s*\((?P<id>[^)]+)\)\s*(?P<rest>.*)$")
 _GRADE = re.compile(r"^\[(?:(?P<score>[\d.]+)/10|error|none)\]\s?")  # "[6/10] " before a grader's words
-_TYPES = re.compile(r"^((?:\[[A-Z][A-Z-]*\]\s*)+)")  # "[AGG] [NEG] " after the check id
+_TYPES = re.compile(r"^((?:\[[A-Z][A-Z-]*~?\]\s*)+)")  # "[AGG] [NEG] " after the check id; "[AGG~]" inferred
 _LINK = "[transcript #"
 
 
@@ -37,6 +37,7 @@ class ImperfectAnswer:
     persona_score: float | None = None  # with a judge: the persona's grade, as it counts
     judge_score: float | None = None  # with a judge: its grade, as it counts (None: it gave none)
     judge: str = ""  # with a judge: its comment, or why it gave no grade
+    memory: str = ""  # the memory autopsy's line under it: "<class> — <evidence>" (issue 33; "" before it)
 
 
 @dataclass
@@ -69,7 +70,7 @@ def _types(rest: str) -> tuple[list[str], str]:
     match = _TYPES.match(rest)
     if match is None:
         return [], rest
-    return re.findall(r"\[([A-Z][A-Z-]*)\]", match.group(1)), rest[match.end() :]
+    return re.findall(r"\[([A-Z][A-Z-]*~?)\]", match.group(1)), rest[match.end() :]
 
 
 def parse_imperfect(line: str) -> ImperfectAnswer | None:

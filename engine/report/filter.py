@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol, TypeVar
 
+from engine.benchmark.check_kinds import INFERRED_MARK
 from engine.report.parse import ImperfectAnswer, PersonaFault, ReportEntry
 
 
@@ -71,7 +72,7 @@ class EntryFilter:
     """Which entries the report browser shows: a run (part of its id), a score range, a check type.
 
     With a check type the score range applies to that type's average, and only the answers of that type are
-    listed (``answers_of``)."""
+    listed (``answers_of``); a kind inferred for an untagged check (``[AGG~]``) counts as that kind."""
 
     run: str = ""
     low: float | None = None
@@ -145,7 +146,7 @@ class EntryFilter:
     def matches(self, entry: ReportEntry) -> bool:
         if self.run and self.run.lower() not in entry.run_id.lower():
             return False
-        if self.check_type and self.check_type not in entry.check_types:
+        if self.check_type and self.check_type not in kinds(entry.check_types):
             return False
         if self.low is None and self.high is None:
             return True
@@ -161,6 +162,11 @@ class EntryFilter:
         if not self.check_type:
             return entry.imperfect, entry.persona_faults
         return (
-            [a for a in entry.imperfect if self.check_type in a.types],
-            [f for f in entry.persona_faults if self.check_type in f.types],
+            [a for a in entry.imperfect if self.check_type in kinds(a.types)],
+            [f for f in entry.persona_faults if self.check_type in kinds(f.types)],
         )
+
+
+def kinds(types: Iterable[str]) -> set[str]:
+    """Check types as a filter names them: a kind inferred for an untagged check (``AGG~``) is its kind."""
+    return {t.removesuffix(INFERRED_MARK) for t in types}

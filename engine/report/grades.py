@@ -1,6 +1,8 @@
 """The grade lines of a report entry (``results/report.md``, SPEC §9): its headline score and the figures under it —
 evaluations, the score distribution, the judge's agreement, coverage, persona faults, imperfect answers,
-disagreements and the averages per type — for a run's entry (``engine/report/writer.py``) and a regrade's.
+disagreements and the averages per type — for a run's entry (``engine/report/writer.py``) and a regrade's. A
+check's kinds are its ``[TYPE]`` tags, else inferred from its question and answer and shown marked (``[AGG~]``,
+``AGG~ 5.00 (2)``: ``engine/benchmark/check_kinds.py``).
 
 The headline score is over every planned check: an ungraded check counts 0, a grade whose premise the persona
 broke is excluded and listed. With a judge (``engine/judge/role.py``) the figures count the grades ``lead``
@@ -17,11 +19,14 @@ import sys
 from collections import Counter, defaultdict
 from datetime import date
 
+from engine.benchmark.check_kinds import INFERRED_MARK, kinds_of
 from engine.benchmark.model import Benchmark
 from engine.benchmark.templates import render_templates
 from engine.config import JudgeLead
 from engine.events import EvaluationLogged, JudgeGraded
+from engine.autopsy.run_autopsy import RunAutopsy
 from engine.models.judges import PASS_SCORE
+from engine.report.autopsy_lines import attribution_line, summary_line
 from engine.report.tally import LEADS, Tally, agreement, current_grades, disagreements, not_judged, tally
 
 REPLY_CROP = 400  # characters of the agent's verbatim reply shown per imperfect answer
@@ -51,11 +56,14 @@ def grade_lines(
     judge_grades: dict[str, JudgeGraded],
     lead: JudgeLead | None,
     start_date: date,
+    autopsy: RunAutopsy | None = None,
 ) -> tuple[str, list[str]]:
     """An entry's headline and the figures of its grades, without their 📊 marks: evaluations, scores, the
     judge's agreement, coverage, persona faults, imperfect answers, disagreements, averages per type.
-    ``lead``: which grades count (None: no judge, the entry as before issue 14). A regrade's entry has them too."""
+    ``lead``: which grades count (None: no judge, the entry as before issue 14). A regrade's entry has them too.
+    ``autopsy``: the memory autopsy's summary first and its line under each imperfect answer."""
     checks = {c.id: c for c in bench.checks()}
+    kinds = {cid: kinds_of(c).shown() for cid, c in checks.items()}  # an untagged check's inferred: ``AGG~``
     order = {cid: i for i, cid in enumerate(checks)}
     graded = sorted((e for cid, e in evaluations.items() if cid in checks), key=lambda e: order[e.check_id])
     faults = [e for e in graded if e.persona_fault]
@@ -68,6 +76,9 @@ def grade_lines(
         return render_templates(checks[cid].question, start_date)
 
     lines: list[str] = []
+    imperfect = [e for e in counted if main.scores.get(e.check_id, 10) < 10]
+    if autopsy is not None:
+        lines.append(summary_line(autopsy, [e.check_id for e in imperfect]))
     if main.scores:
         lines.append(f"Evaluations: {len(main.scores)}, average {main.average:.2f}/10")
         distribution = Counter(main.scores.values())
@@ -90,26 +101,25 @@ def grade_lines(
         judged = current_grades(faults, judge_grades)  # a faulted check's judge grade, shown, never counted
         for e in faults:
             judge = _judge_part(e, judged.get(e.check_id)) if lead is not None else ""
-            lines.append(_fault_line(e, question_of(e.check_id), checks[e.check_id].types, judge))
-    imperfect = [e for e in counted if main.scores.get(e.check_id, 10) < 10]
+            lines.append(_fault_line(e, question_of(e.check_id), kinds[e.check_id], judge))
     if imperfect:
         lines.append(f"Imperfect answers ({len(imperfect)}):")
         for e in imperfect:
             expected = render_templates(checks[e.check_id].answer, start_date)
             judge = _judge_part(e, grades.get(e.check_id)) if lead is not None else ""
-            question, types = question_of(e.check_id), checks[e.check_id].types
+            question, types = question_of(e.check_id), kinds[e.check_id]
             lines.append(_imperfect_line(e, question, expected, types, main.scores[e.check_id], judge))
+            if autopsy is not None and autopsy.access and e.check_id in autopsy.attributions:
+                lines.append(attribution_line(autopsy.attributions[e.check_id]))
     disputed = disagreements(counted, grades) if lead is not None else []
     if disputed:
         lines.append(f"Disagreements ({len(disputed)} of {agreement(counted, grades)[1]}), each in full:")
         for e in disputed:
             expected = render_templates(checks[e.check_id].answer, start_date)
-            lines.append(_disagreement_line(e, question_of(e.check_id), expected, grades[e.check_id]))
-    by_type = _per_type(main.scores, {cid: c.types for cid, c in checks.items()})
-    if by_type:
-        lines.append(
-            "Average per type: " + ", ".join(f"{t} {avg:.2f} ({n})" for t, (avg, n) in by_type.items())
-        )
+            question, types = question_of(e.check_id), kinds[e.check_id]
+            lines.append(_disagreement_line(e, question, expected, types, grades[e.check_id]))
+    if by_type := _per_type(main.scores, kinds):
+        lines.append(_per_type_line(by_type))
     if lead is None:
         return _score_line(len(checks), counted, faults, len(missing)), lines
     return _lead_score_line(main, len(missing)), lines
@@ -230,22 +240,41 @@ def _judge_part(e: EvaluationLogged, grade: JudgeGraded | None, limit: int = 300
     return f" | judge: [{_num(judged)}/10]" + (f" {one_line(grade.comment, limit)}" if grade.comment else "")
 
 
-def _disagreement_line(e: EvaluationLogged, question: str, expected: str, grade: JudgeGraded) -> str:
+def _disagreement_line(
+    e: EvaluationLogged, question: str, expected: str, types: list[str], grade: JudgeGraded
+) -> str:
     """``≠ (id) [TYPE] question | expected: … | got: <the whole reply> | persona: [10/10] <summary> — <comment>
     | judge: [0/10] <comment> [transcript #n]``: a disagreement in full, nothing cropped."""
     whole = sys.maxsize
     comment = f" — {one_line(e.comment, whole)}" if e.comment else ""
     persona = one_line(e.answer, whole) or "—"
     return (
-        f"≠ ({e.check_id}){_types(e.types)} {question} | expected: {expected} | got: {agent_reply(e, whole)}"
+        f"≠ ({e.check_id}){_types(types)} {question} | expected: {expected} | got: {agent_reply(e, whole)}"
         f" | persona: [{_num(e.effective)}/10] {persona}{comment}{_judge_part(e, grade, whole)}"
         f" [transcript #{e.n}]"
     )
 
 
-def _per_type(scores: dict[str, float], types: dict[str, list[str]]) -> dict[str, tuple[float, int]]:
+def _per_type(scores: dict[str, float], kinds: dict[str, list[str]]) -> dict[str, tuple[float, int]]:
+    """Kind -> (average, count) over the graded checks; a kind inferred for any of them marked ``AGG~``."""
     buckets: dict[str, list[float]] = defaultdict(list)
+    inferred: set[str] = set()
     for check_id, score in scores.items():
-        for t in types.get(check_id, []):
-            buckets[t].append(score)
-    return {t: (sum(v) / len(v), len(v)) for t, v in sorted(buckets.items())}
+        for shown in kinds.get(check_id, []):
+            kind = shown.removesuffix(INFERRED_MARK)
+            buckets[kind].append(score)
+            if shown != kind:
+                inferred.add(kind)
+    return {
+        kind + (INFERRED_MARK if kind in inferred else ""): (sum(v) / len(v), len(v))
+        for kind, v in sorted(buckets.items())
+    }
+
+
+def _per_type_line(by_type: dict[str, tuple[float, int]]) -> str:
+    """``Average per type: AGG~ 5.00 (2), VOID 10.00 (1) (~: kinds inferred from the questions and answers of
+    untagged checks)``; the note only where a kind was inferred."""
+    line = "Average per type: " + ", ".join(f"{t} {avg:.2f} ({n})" for t, (avg, n) in by_type.items())
+    if any(t.endswith(INFERRED_MARK) for t in by_type):
+        line += f" ({INFERRED_MARK}: kinds inferred from the questions and answers of untagged checks)"
+    return line

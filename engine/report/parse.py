@@ -38,6 +38,7 @@ from engine.report.answers import (
     parse_fault,
     parse_imperfect,
 )
+from engine.report.autopsy_lines import ATTRIBUTION_MARK, parse_attribution, summary_counts
 from engine.sanitize import printable
 
 MARK = "📊"
@@ -76,9 +77,10 @@ _MEMORY = re.compile(
 _CONTEXT = re.compile(r"^Context:\s*(?P<text>.+)$")
 _OPERATOR = re.compile(r"^Operator:\s*(?:(?P<n>\d+)\s+interventions?\b|none\b)")
 _WAITS = re.compile(r"^Waits over a minute:\s*(?:(?P<n>\d+)\b|none\b)")
+_AUTOPSY = re.compile(r"^Memory autopsy:")
 _PERSONA_RELIABILITY = re.compile(r"^Persona reliability:\s*(?P<text>.+)$")
 _COUNT = re.compile(r"^(?P<what>[a-z][a-z -]*?)\s+(?P<n>\d+)(?:\s+\((?P<parts>[^)]*)\))?$")
-_PER_TYPE = re.compile(r"(?P<type>[A-Z][A-Z-]*)\s+(?P<avg>[\d.]+)\s*\((?P<count>\d+)\)")
+_PER_TYPE = re.compile(r"(?P<type>[A-Z][A-Z-]*)~?\s+(?P<avg>[\d.]+)\s*\((?P<count>\d+)\)")  # AGG~: inferred
 _REAL_DATE = "%Y-%m-%d %H:%M"
 
 
@@ -123,6 +125,7 @@ class ReportEntry:
     refused_calls: dict[str, int] = field(default_factory=dict)  # refused persona tool calls by tool
     interventions: int | None = None  # the operator's (the ``Operator:`` line; None: an entry without it)
     long_waits: int | None = None  # waits over a minute and waits for the operator (``Waits over a minute:``)
+    memory_autopsy: dict[str, int] | None = None  # imperfect answers per memory-autopsy class (issue 33)
 
     @property
     def context_cleared(self) -> bool | None:
@@ -156,8 +159,15 @@ class ReportEntry:
 
     @cached_property
     def imperfect(self) -> list[ImperfectAnswer]:
-        """The imperfect answers, parsed on first use (most entries of a long report are never opened)."""
-        return [a for line in self.lines if line.startswith("[") and (a := parse_imperfect(line)) is not None]
+        """The imperfect answers, parsed on first use (most entries of a long report are never opened), each
+        with the memory autopsy's line under it."""
+        found: list[ImperfectAnswer] = []
+        for line in self.lines:
+            if line.startswith("[") and (answer := parse_imperfect(line)) is not None:
+                found.append(answer)
+            elif found and (memory := parse_attribution(line)) is not None:
+                found[-1].memory = f"{memory.cls} — {memory.evidence}"
+        return found
 
     @cached_property
     def disagreements(self) -> list[ImperfectAnswer]:
@@ -185,8 +195,9 @@ class ReportEntry:
         return "\n".join([f"## {self.title}", *(f"{MARK} {line}" for line in self.lines)]) + "\n"
 
     def summary_lines(self) -> list[str]:
-        """The 📊 lines other than the imperfect answers and persona faults themselves."""
-        return [line for line in self.lines if not is_answer_line(line)]
+        """The 📊 lines other than the imperfect answers and persona faults themselves (and the memory autopsy's
+        line under an answer)."""
+        return [line for line in self.lines if not is_answer_line(line) and not line.startswith(ATTRIBUTION_MARK)]
 
 
 def _score(entry: ReportEntry, match: re.Match[str]) -> None:
@@ -285,6 +296,10 @@ def _agent_context(entry: ReportEntry, match: re.Match[str]) -> None:
     entry.context_peak = int(peak.replace(",", "")) if peak else None
 
 
+def _autopsy(entry: ReportEntry, match: re.Match[str]) -> None:
+    entry.memory_autopsy = summary_counts(match.string)
+
+
 # the figures by the word before a line's first colon: one lookup per line, then that line's pattern
 _FIGURES = {
     "Score": (_SCORE, _score),
@@ -305,6 +320,7 @@ _FIGURES = {
     "Persona reliability": (_PERSONA_RELIABILITY, _persona_reliability),
     "Operator": (_OPERATOR, _operator),
     "Waits over a minute": (_WAITS, _waits),
+    "Memory autopsy": (_AUTOPSY, _autopsy),
 }
 
 

@@ -9,8 +9,10 @@ headline, the context line and the persona line. Pure functions of the grades an
   cleared nothing the exam saw), scored as the headline scores (the same lead, an ungraded check of a phase that
   began after the clearing counting 0, persona faults and checks the lead lacks a judge grade for left out). A
   check asked before that clearing is in-context recall, not memory. Beside it, the score of an agent that
-  remembers nothing over the same checks: it answers every question "you never told me", which passes a
-  ``VOID`` check (10/10) and scores 0 on every other kind.
+  remembers nothing over the same checks: its one answer to every question (``AMNESIAC_REPLY``, "I don't know
+  — you didn't tell me that.") graded by the rules judge against each check's question and correct answer,
+  so it passes what that answer passes (a never-told check, tagged ``VOID`` or not) and nothing else; the
+  mean of those grades, the checks it passes named.
 - **Persona**: its model calls (the persona role's ``calls`` in the token usage), refused tool calls by tool,
   the hooks' refusals (plain-text guard, echo guard; empty completions), grades that replaced an earlier grade,
   and the persona faults (``engine/persona_record.py`` counts them while the run plays).
@@ -22,13 +24,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from engine.benchmark.model import Benchmark
+from engine.benchmark.model import Benchmark, Check
 from engine.config import JudgeLead
 from engine.events import AgentCompacted, EvaluationLogged, JudgeGraded
+from engine.models.judges import PASS_SCORE
+from engine.models.rules_judge import judge
 from engine.persona_record import EMPTY, PersonaRecord
 from engine.report.tally import Tally, current_grades, tally
 
-AMNESIAC_PASSES = "VOID"  # the check kind an agent that remembers nothing passes ("you never told me")
+AMNESIAC_REPLY = "I don't know — you didn't tell me that."  # what an agent that remembers nothing answers
+NAMED_PASSES = 6  # check ids the amnesiac passes named on the memory line, then a count
 GUARD_WORDS = {"plain_text_guard": "plain-text", "echo_guard": "echo"}
 SHOWN = 3  # clearings named besides the one the memory score counts from
 
@@ -80,7 +85,7 @@ def memory_line(
     cleared: Sequence[Clearing],
 ) -> str:
     """``Memory: 6.67/10 over 3 checks asked after the context was last cleared (…) · an agent that remembers
-    nothing: 3.33/10 (passes 1 VOID check)``; ``Memory: —`` when no check came after a clearing."""
+    nothing: 3.33/10 (passes 1 of 3: 2.3)``; ``Memory: —`` when no check came after a clearing."""
     checks = bench.checks()
     graded = [evaluations[c.id] for c in checks if c.id in evaluations]
     at = exam_clearing(cleared, graded)
@@ -101,20 +106,42 @@ def memory_line(
         len(asked) - len(counted),
         current_grades(counted, dict(judge_grades)),
     )
-    void = {c.id for c in after if AMNESIAC_PASSES in c.types}
-    scored = [c.id for c in after if c.id in t.scores or c.id not in evaluations]  # ungraded: 0, still over
-    passes = sum(1 for cid in scored if cid in void)
+    scored = [c for c in after if c.id in t.scores or c.id not in evaluations]  # ungraded: 0, still over
     detail = _detail(t, ungraded=len(after) - len(asked))
     noun = "check" if t.planned == 1 else "checks"
     over = f"over {t.over} of {t.planned} {noun}" if t.over != t.planned else f"over {t.planned} {noun}"
     if t.over <= 0:
         return f"Memory: — {over} asked after the context was last cleared ({detail})"
-    amnesiac = 10 * passes / t.over
-    passed = "check" if passes == 1 else "checks"
     return (
         f"Memory: {t.score:.2f}/10 {over} asked after the context was last cleared ({detail}) · an agent that"
-        f" remembers nothing: {amnesiac:.2f}/10 (passes {passes} {AMNESIAC_PASSES} {passed})"
+        f" remembers nothing: {amnesiac_part(scored)}"
     )
+
+
+def amnesiac_grades(checks: Sequence[Check]) -> dict[str, float]:
+    """Check id -> the rules judge's grade of ``AMNESIAC_REPLY`` to it (0-10)."""
+    return {c.id: judge(c.question, c.answer, AMNESIAC_REPLY).score for c in checks}
+
+
+def amnesiac_part(checks: Sequence[Check]) -> str:
+    """``0.50/10 (passes 1 of 2: 3.6)``: the mean of the amnesiac's grades over ``checks``, the checks it
+    passes (7/10 or more) named, and those it gets part of (``partly 3.2``)."""
+    grades = amnesiac_grades(checks)
+    passed = [cid for cid, score in grades.items() if score >= PASS_SCORE]
+    partly = [cid for cid, score in grades.items() if 0 < score < PASS_SCORE]
+    mean = sum(grades.values()) / len(grades) if grades else 0.0
+    part = f"{mean:.2f}/10 (passes {len(passed)} of {len(grades)}"
+    if passed:
+        part += ": " + _ids(passed)
+    if partly:
+        part += "; partly " + _ids(partly)
+    return part + ")"
+
+
+def _ids(ids: Sequence[str]) -> str:
+    """``3.6, 4.1`` and, past ``NAMED_PASSES``, ``and 3 more``."""
+    shown = ", ".join(ids[:NAMED_PASSES])
+    return shown + (f" and {len(ids) - NAMED_PASSES} more" if len(ids) > NAMED_PASSES else "")
 
 
 def trust_lines(
@@ -212,7 +239,8 @@ def persona_line(
     unchecked: Sequence[str] = (),
 ) -> str:
     """``Persona reliability: model calls 412 · refused calls 3 (log_evaluation 2, facts_mark_told 1) · guard
-    trips 1 (plain-text 1) · replaced grades 1 · persona faults 2 · no premise check: 3.6``."""
+    trips 1 (plain-text 1) · replaced grades 3 (2 by an attempt 2) · persona faults 2 · no premise check: 3.6``:
+    replaced grades counts every grade that replaced an earlier grade of its check, the attempt 2s among them."""
     calls = tokens.get("persona", {}).get("calls")
     parts = [f"model calls {calls if calls is not None else '?'}"]
     tail = [f"no premise check: {', '.join(unchecked)}"] if unchecked else []
@@ -228,7 +256,10 @@ def persona_line(
     parts.append(f"guard trips {record.guards_total}" + _breakdown(guards))
     if record.guards.get(EMPTY):
         parts.append(f"empty completions {record.guards[EMPTY]}")
-    parts += [f"replaced grades {record.replaced}", f"persona faults {faults}", *tail]
+    replaced = f"replaced grades {record.replaced_total}"
+    if record.replaced_total:
+        replaced += f" ({record.second_attempts} by an attempt 2)"
+    parts += [replaced, f"persona faults {faults}", *tail]
     if record.since:
         parts.append(f"counted from transcript #{record.since}")
     return "Persona reliability: " + " · ".join(parts)

@@ -96,6 +96,7 @@ class Journal:
         self._sheets: dict[str, bytes] = {}  # each sheet as journaled (its JSON)
         self._told: dict[str, list[str]] = {}
         self._changed_at: dict[str, int] = {}
+        self._changed_from: dict[str, str] = {}
         self._evaluations: dict[str, EvaluationLogged] | None = None
         self._graded_at: dict[str, int] | None = None
         self._judge_grades: dict[str, JudgeGraded] | None = None
@@ -191,6 +192,10 @@ class Journal:
             self._changed_at.update(changed)
             lines.append(_line({"changed_at": changed}))
             self._dirty_sheets = True  # a fact edited or added (its event says so too)
+        if state.changed_from != self._changed_from:  # set with a stamp, never removed: texts before it
+            was = {k: v for k, v in state.changed_from.items() if self._changed_from.get(k) != v}
+            self._changed_from.update(was)
+            lines.append(_line({"changed_from": was}))
         if self._dirty_sheets:
             self._dirty_sheets = False
             for name, sheet in state.sheets.items():
@@ -266,6 +271,7 @@ class Journal:
         self._sheets = {name: sheet.model_dump_json().encode() for name, sheet in state.sheets.items()}
         self._told = {name: list(ids) for name, ids in state.told.items()}
         self._changed_at = dict(state.changed_at)
+        self._changed_from = dict(state.changed_from)
         self._evaluations, self._graded_at = state.evaluations, state.graded_at
         self._judge_grades = state.judge_grades
         checks = {**state.evaluations, **state.graded_at, **state.judge_grades}
@@ -284,6 +290,7 @@ class Journal:
             *(_line({"sheet": name}, value=data) for name, data in self._sheets.items()),
             *(_line({"told": name, "ids": ids}) for name, ids in self._told.items()),
             _line({"changed_at": self._changed_at}),
+            _line({"changed_from": self._changed_from}),
             *self._grade_lines.values(),
             *(
                 encode(item)

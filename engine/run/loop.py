@@ -314,7 +314,8 @@ class Run(RunTools):
             self.append_message({"role": "assistant", "content": content})
             reply = await self.agent.deliver(content)
             self.append_message({"role": "user", "content": reply})
-            self.save()
+            if refusal.messages:  # an echo's dropped cycle changed nothing: a kill replays it from a save
+                self.save()
             return
         if content:
             self.emit(PersonaThinking(text=content))
