@@ -3,11 +3,13 @@ word, and sheet changes a phase describes only in prose.
 
 Warnings never fail validate nor refuse a run: a directive word at the start of a wrapped prose line, inside
 a prose line, or a ``Say`` continued on the next line concerns only the scripted persona (a language-model
-persona reads the text as prose); a phase whose prose names a change of a sheet fact (``Update the oven
-sheet fact 1.2 to 5,100 EUR``) with no ``Edit``/``Add to`` line for it plays as written, but without a
-directive the engine has no expected text to hold the persona's sheet to and the scripted persona never
-makes the change, so the warning suggests the line. One error is found here too: an ``Edit``/``Add to``
-inside a line is no directive at all, for the engine's replay as for any persona.
+persona reads the text as prose); a phase whose prose changes a sheet fact with no ``Edit``/``Add to`` line
+for it plays as written, but without a directive the engine has no expected text to hold the persona's sheet
+to and the scripted persona never makes the change, so the warning suggests the line. The change is found
+here when the prose names the fact by its id (``Update the oven sheet fact 1.2 to 5,100 EUR``) or names its
+sheet with a word of change, and by ``lint_prose.py`` from what the prose says ("the fare went up to €320").
+One error is found here too: an ``Edit``/``Add to`` inside a line is no directive at all, for the engine's
+replay as for any persona.
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ import re
 from collections.abc import Iterator
 
 from engine.benchmark.directives import directive_text, directives_of, expected_facts, phase_lines
+from engine.benchmark.lint_prose import Finding, prose_findings
+from engine.benchmark.lint_text import SAY_WORDS, SHEET_MENTION, line_kinds
 from engine.benchmark.model import Benchmark, Phase, Problem
 
-SHEET_MENTION = re.compile(r"`([\w-]+)` sheet")
-_SAY_WORDS = r"(?i:say|tell|mention|reply|answer|write)\b"  # what the scripted persona sends (any case)
-_DIRECTIVE_START = re.compile(rf"(?:{_SAY_WORDS}|Ask\b|Edit\s|Add to\s)")
+__all__ = ["SHEET_MENTION", "directive_placement", "line_kinds", "prose_changes"]
+
 _LOWER_SAY_START = re.compile(r"(?:say|tell|mention|reply|answer|write)\b")
-_SAY_START = re.compile(_SAY_WORDS)
+_SAY_START = re.compile(SAY_WORDS)
 _MID_SAY = (
     re.compile(r"[.!?…][\"”’)]*\s+(?P<word>Say|Tell)\b(?!\s+(?:the\s+)?`)"),  # "… today. Say …", "… so. Say"
     re.compile(r"\s(?P<word>Say|Tell):?\s*[\"“]"),  # '… Say: "…"'
@@ -31,8 +34,6 @@ _MID_CHANGE = (
     re.compile(r"\s(?P<word>Edit)\s+[\w-]+\s+\d+\.\d+\s*:"),
     re.compile(r"\s(?P<word>Add to)\s+[\w-]+\s+category\s+\d+\s*:"),
 )
-_ANCHOR_LINE = re.compile(r"\d{1,2}:\d{2}(?!\d)")
-_DATE_LINE = re.compile(r"\d{4}-\d{2}-\d{2}\b")
 _WRAPPED = (
     "a directive word starts a wrapped line: the scripted persona would send a fragment of the prose; put the "
     "directive on its own line (blank line before) or re-wrap the paragraph"
@@ -41,33 +42,6 @@ _CONTINUED = (
     "a Say/Tell line continues on this line, but the scripted persona sends only its own line: keep each Say "
     "on one line"
 )
-
-
-def line_kinds(lines: list[tuple[int, str]]) -> list[str]:
-    """Each phase line as blank, heading, fence, check, anchor, directive or prose."""
-    kinds: list[str] = []
-    in_fence = False
-    for raw in (text for _, text in lines):
-        stripped = raw.strip()
-        previous = kinds[-1] if kinds else "blank"
-        if stripped.startswith("```") or in_fence:
-            kinds.append("fence")  # a code block, its fences included
-            in_fence = in_fence != stripped.startswith("```")
-        elif not stripped:
-            kinds.append("blank")
-        elif stripped.startswith("#"):
-            kinds.append("heading")
-        elif "❓" in stripped[:3] or (
-            previous == "check" and (raw[:1].isspace() or stripped.lower().startswith("correct answer:"))
-        ):
-            kinds.append("check")
-        elif _ANCHOR_LINE.match(stripped) or _DATE_LINE.match(stripped):
-            kinds.append("anchor")  # a date line counts as one here
-        elif _DIRECTIVE_START.match(directive_text(raw)):
-            kinds.append("directive")
-        else:
-            kinds.append("prose")
-    return kinds
 
 
 def directive_placement(bench: Benchmark, phase: Phase) -> tuple[list[Problem], list[Problem]]:
@@ -214,36 +188,53 @@ def _changed_in_prose(bench: Benchmark, phase: Phase) -> Iterator[tuple[int, str
 
 def prose_changes(bench: Benchmark, phase: Phase) -> list[Problem]:
     """Warnings at ``file:line`` for each sheet fact the phase's prose changes without an ``Edit``/``Add
-    to`` line for it (for a sheet named with no fact id: without any directive on that sheet)."""
+    to`` line for it: a fact named by its id, a sheet named with a word of change (without any directive on
+    that sheet), and a change read from what the prose says (``lint_prose.py``)."""
     directed = {(d.sheet, d.fact_id) for d in directives_of(bench, phase.index)}
     directed_sheets = {sheet for sheet, _ in directed}
-    file = str(bench.path / phase.chapter)
-    warnings: list[Problem] = []
-    seen: set[tuple[str, str]] = set()
-    for number, sheet, fact_id in _changed_in_prose(bench, phase):
-        if (
-            (sheet, fact_id) in seen
-            or (sheet, fact_id) in directed
-            or (not fact_id and sheet in directed_sheets)
-        ):
+    named = [Finding(number, sheet, fact_id) for number, sheet, fact_id in _changed_in_prose(bench, phase)]
+    named_facts = {(f.sheet, f.fact_id) for f in named if f.fact_id}
+    told = [f for f in prose_findings(bench, phase) if not named_facts & set(f.candidates)]
+    told_at = {(f.line, f.sheet) for f in told if f.fact_id}
+    found: dict[tuple[str, str, tuple[tuple[str, str], ...]], Finding] = {}
+    for finding in [*told, *named]:  # what the prose says tells more than an id it names
+        key = (finding.sheet, finding.fact_id, finding.candidates)
+        sheet_only = not finding.fact_id and not finding.candidates  # a sheet named, no fact found
+        if (finding.sheet, finding.fact_id) in directed or (sheet_only and finding.sheet in directed_sheets):
             continue
-        seen.add((sheet, fact_id))
-        warnings.append(
-            Problem(file=file, line=number, message=_suggestion(bench, phase, number, sheet, fact_id))
+        if sheet_only and (finding.line, finding.sheet) in told_at:
+            continue  # a sheet named with a change, the fact found by its values
+        if key not in found or finding.line < found[key].line:
+            found[key] = finding
+    file = str(bench.path / phase.chapter)
+    return [
+        Problem(file=file, line=f.line, message=_suggestion(bench, phase, f))
+        for f in sorted(found.values(), key=lambda f: f.line)
+    ]
+
+
+def _suggestion(bench: Benchmark, phase: Phase, finding: Finding) -> str:
+    sheet, fact_id, number = finding.sheet, finding.fact_id, finding.line
+    why = (
+        "with no directive line for it: the engine has no expected text to hold the persona's sheet to and the "
+        "scripted persona never makes the change"
+    )
+    if finding.candidates:
+        which = ", ".join(f"{s} {i}" for s, i in finding.candidates[:-1])
+        said = f", to {finding.said}" if finding.said else ""
+        return (
+            f"the text changes a sheet fact in prose{said}, but {which} and {' '.join(finding.candidates[-1])} "
+            f"fit it about as well, {why}; add 'Edit <sheet> <id>: <the new text>' for the one it changes on "
+            f"its own line"
         )
-    return warnings
-
-
-def _suggestion(bench: Benchmark, phase: Phase, number: int, sheet: str, fact_id: str) -> str:
     holds = expected_facts(bench, phase.index, number).get((sheet, fact_id)) if fact_id else None
     if fact_id and holds is None:
         line = f"'Add to {sheet} category {fact_id.split('.')[0]}: <the new fact>'"
+    elif finding.delete:
+        line = f"'Edit {sheet} {fact_id}: —' (or its new text)"
     else:
         line = f"'Edit {sheet} {fact_id or '<id>'}: <the new text>'"
     what = f"{sheet} {fact_id}" if fact_id else f"the {sheet} sheet"
     now = f" (it holds {holds!r} here)" if holds else ""
-    return (
-        f"the text changes {what}{now} in prose, with no directive line for it: the engine has no expected text "
-        f"to hold the persona's sheet to and the scripted persona never makes the change; add {line} on its "
-        f"own line"
-    )
+    said = f", to {finding.said}" if finding.said else (", struck out" if finding.delete else "")
+    return f"the text changes {what}{now} in prose{said}, {why}; add {line} on its own line"
