@@ -31,7 +31,7 @@ from engine.events import AgentCompacted, EvaluationLogged, JudgeGraded, RunStat
 from engine.models.base import Message
 from engine.persona_record import PersonaRecord
 
-STATE_VERSION = 4  # a field added to RunState is a new version, its keys listed in VERSION_KEYS
+STATE_VERSION = 5  # a field added to RunState is a new version, its keys listed in VERSION_KEYS
 JOURNALED = frozenset(
     "persona_messages sheets told changed_at changed_from evaluations graded_at judge_grades agent_observations "
     "sent_log agent_context report_entries".split()
@@ -57,6 +57,9 @@ VERSION_KEYS = {  # the keys each version writes (those of JOURNALED in the jour
 # from the grades when read, ``PersonaRecord.count_second_attempts``)
 VERSION_KEYS[3] = VERSION_KEYS[2]
 VERSION_KEYS[4] = VERSION_KEYS[3] | {"changed_from"}  # a fact's text before its last change (premises)
+VERSION_KEYS[5] = VERSION_KEYS[4] | {
+    "transcript_sha256"
+}  # the checkpointed transcript's digest ("": unchecked)
 RETIRED = frozenset({"inflight_message"})  # keys a version 1 state may hold that nothing reads (dropped)
 WAY_OUT = "restore the file from a copy, or delete the run's folder to start over (nothing was changed)"
 
@@ -152,6 +155,7 @@ class RunState(BaseModel):
     # the transcript's committed length and its number of events (later bytes are rolled back on resume)
     transcript_bytes: int = Field(default=0, ge=0)
     transcript_events: int = Field(default=0, ge=0)
+    transcript_sha256: str = Field(default="", pattern=r"^(|[0-9a-f]{64})$")  # of its first transcript_bytes
     reported: bool = False
     pending_report: str = ""  # an entry saved with this checkpoint, appended to report.md right after
     report_entries: list[str] = Field(default_factory=list)  # the ids of its entries: a newer one supersedes

@@ -38,7 +38,7 @@ _KILLED: dict[str, Path] = {}
 
 
 def _command(config: Path) -> list[str]:
-    return [sys.executable, "-m", "mmb_tui.cli", "--config", str(config), "run", "r", "--headless"]
+    return [sys.executable, "-m", "mmb_tui.front_ends.cli", "--config", str(config), "run", "r", "--headless"]
 
 
 def _env() -> dict[str, str]:
@@ -165,6 +165,16 @@ def _last_checkpointed_event(run_dir: Path, damage: Callable[[bytes], bytes]) ->
     (run_dir / "transcript.jsonl").write_bytes(data[:start] + line + data[covered - 1 :])
 
 
+def _overwritten_inside(run_dir: Path, where: float) -> None:
+    """Bytes inside the checkpointed part (a fraction ``where`` into it) overwritten in place, same length and
+    still JSON: a figure of an event changed, as an edit by hand or a flipped disk block would."""
+    covered = json.loads((run_dir / "state.json").read_text())["transcript_bytes"]
+    data = bytearray((run_dir / "transcript.jsonl").read_bytes())
+    at = next(i for i in range(int(covered * where), covered) if chr(data[i]).isdigit())
+    data[at] = ord("7") if data[at] != ord("7") else ord("3")
+    (run_dir / "transcript.jsonl").write_bytes(bytes(data))
+
+
 def _renumbered(line: bytes) -> bytes:
     n = json.loads(line)["n"]
     return re.sub(rb'"n":%d\b' % n, b'"n":%d' % (n - 1 if n % 10 else n + 1), line, count=1)
@@ -251,6 +261,16 @@ DAMAGES: dict[str, tuple[Callable[[Path], object], str, str]] = {
         lambda d: _last_checkpointed_event(d, lambda line: line[:-30] + b"#" * 30),
         "transcript.jsonl",
         r"the last checkpointed event, the line ending at byte \d+, is not JSON",
+    ),
+    "a digit near the start of the transcript changed, same length": (
+        lambda d: _overwritten_inside(d, 0.05),
+        "transcript.jsonl",
+        r"its first \d+ bytes, which the checkpoint covers, differ from what was written \(SHA-256 mismatch\)",
+    ),
+    "a digit in the middle of the transcript changed, same length": (
+        lambda d: _overwritten_inside(d, 0.5),
+        "transcript.jsonl",
+        r"differ from what was written \(SHA-256 mismatch\): changed after it was saved",
     ),
     "the last checkpointed event renumbered": (
         lambda d: _last_checkpointed_event(d, _renumbered),

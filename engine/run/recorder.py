@@ -105,6 +105,7 @@ class RunRecorder:
         if self._before_save is not None:
             self._before_save(self.state)
         self.state.transcript_bytes = self.transcript.size
+        self.state.transcript_sha256 = self.transcript.digest()
         try:
             self.journal.record(self.state)
         except OSError as exc:  # nothing names what could not be appended: the run stops as for state.json

@@ -9,7 +9,7 @@ naming facts of the live sheets, each grade kept under its check); that the benc
 still holds the phases started; and that the transcript holds what the checkpoint covers: at least
 ``transcript_bytes`` long, its last checkpointed event whole and numbered ``transcript_events - 1``
 (``engine/transcript.py`` ``checkpointed_problem``; the bytes after it are cut by the resume, as the journal's
-are ignored). Anything off is a ``StateError``: ``<state.json>: unreadable run state (<file>: <what>); <the
+are ignored), and those bytes as written: their SHA-256 is the checkpoint's (``digest_problem``). Anything off is a ``StateError``: ``<state.json>: unreadable run state (<file>: <what>); <the
 way out>``; nothing was changed.
 """
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from engine.benchmark.model import Benchmark
 from engine.state import RunState, journal_path, unreadable
-from engine.transcript import checkpointed_problem
+from engine.transcript import checkpointed_problem, digest_problem
 
 CHAPTER_WAY_OUT = "restore it, or delete the run's folder to start over (nothing was changed)"
 BENCHMARK_WAY_OUT = (
@@ -47,6 +47,8 @@ def check_resume(state: RunState, bench: Benchmark, run_dir: Path) -> None:
         raise unreadable(path, path.name, f"{what}: was a chapter removed?", CHAPTER_WAY_OUT)
     transcript = run_dir / "transcript.jsonl"
     if problem := checkpointed_problem(transcript, state.transcript_bytes, state.transcript_events):
+        raise unreadable(path, transcript.name, problem)
+    if problem := digest_problem(transcript, state.transcript_bytes, state.transcript_sha256):
         raise unreadable(path, transcript.name, problem)
 
 
