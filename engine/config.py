@@ -97,13 +97,13 @@ class ModelSpec(_Strict):
     model: str
     base_url: str | None = None  # None for the built-in scripted models ("scripted/persona", ...)
     api_key_env: str | None = None
-    timeout: float = Field(default=120.0, gt=0)  # seconds per call
+    timeout: float = Field(default=120.0, gt=0, allow_inf_nan=False)  # seconds per call
     max_retries: int = Field(default=5, ge=0)
     temperature: float | None = None
     max_tokens: int | None = None
-    latency: float = Field(
-        default=0.0, ge=0
-    )  # scripted models only: seconds slept per call (benchmarks of the engine)
+    # scripted models only: seconds slept per call (benchmarks of the engine); finite, at most an hour (Infinity
+    # hung the run after its first message with no word)
+    latency: float = Field(default=0.0, ge=0, le=3600, allow_inf_nan=False)
     # a price changes nothing a run does: left out of dumps, so config hashes stay as they were
     price: Price | None = Field(default=None, exclude=True)
 
@@ -268,6 +268,28 @@ def _message(error: Any) -> str:
     return str(cause) if error.get("type") == "value_error" and cause is not None else str(error["msg"])
 
 
+def _duplicate_key(text: str) -> str:
+    """A key given twice in one object, said with the lines it is on ("" when none): JSON keeps the last one
+    silently, so a run defined first would be lost without a word."""
+    twice: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [key for key, _ in items]
+        twice.extend(key for n, key in enumerate(keys) if key in keys[:n])
+        return dict(items)
+
+    json5.loads(text, object_pairs_hook=pairs)
+    if not twice:
+        return ""
+    key = twice[0]
+    quoted = re.compile(
+        rf"""(?:"{re.escape(key)}"|'{re.escape(key)}'|(?<![\w$]){re.escape(key)}(?![\w$]))\s*:"""
+    )
+    lines = [text.count("\n", 0, m.start()) + 1 for m in quoted.finditer(text)]
+    where = f" (written on lines {', '.join(map(str, lines[:6]))})" if len(lines) > 1 else ""
+    return f"key {key!r} is given twice in one object{where}: the first would be dropped; keep one"
+
+
 def parse_config(
     text: str,
     source: str = "config.jsonc",
@@ -278,6 +300,10 @@ def parse_config(
     runs or matrices); ``ConfigError`` names the key path of every problem, on one line (``; `` between them)."""
     try:
         raw = json5.loads(text)
+        if problem := _duplicate_key(text):  # parsed twice: only configs, a few ms
+            raise ConfigError(f"{source}: {problem}")
+    except RecursionError:
+        raise ConfigError(f"{source}: not valid JSONC: nested too deeply") from None
     except ValueError as exc:
         raise ConfigError(f"{source}: not valid JSONC: {exc}") from None
     if not isinstance(raw, dict):
