@@ -39,7 +39,7 @@ from engine.report.provenance import Provenance  # noqa: E402
 from engine.report.writer import RunSummary, format_entry  # noqa: E402
 from engine.state import RunState  # noqa: E402
 from mmb_tui.app import make_app  # noqa: E402
-from mmb_tui.cli import main as cli_main  # noqa: E402
+from mmb_tui.front_ends.cli import main as cli_main  # noqa: E402
 from mmb_tui.screens.report_screen import ReportScreen  # noqa: E402
 
 GOAL_OPEN = 0.5  # seconds to open the browser over 1,000 entries (issue 12)

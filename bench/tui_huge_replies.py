@@ -38,7 +38,7 @@ from engine.config import load_config  # noqa: E402
 from engine.placement.scheduler import Scheduler  # noqa: E402
 from engine.run.build import build_run  # noqa: E402
 from mmb_tui.app import make_app  # noqa: E402
-from mmb_tui.transcript_files import read_tail_events  # noqa: E402
+from mmb_tui.transcript.files import read_tail_events  # noqa: E402
 from mmb_tui.widgets.transcript_view import TranscriptView  # noqa: E402
 
 GOAL_SECONDS = 1.0

@@ -48,7 +48,7 @@ from engine.events import (  # noqa: E402
     ToolCalled,
 )
 from mmb_tui.app import MmbApp, make_app  # noqa: E402
-from mmb_tui.repaint_pace import RepaintPace  # noqa: E402
+from mmb_tui.transcript.repaint_pace import RepaintPace  # noqa: E402
 from mmb_tui.widgets.transcript_view import TranscriptView  # noqa: E402
 
 GOAL_P95_MS = 5.0

@@ -46,8 +46,8 @@ from engine.config import load_config  # noqa: E402
 from engine.placement.scheduler import Scheduler  # noqa: E402
 from engine.run.lock import owner_socket  # noqa: E402
 from mmb_tui.app import MmbApp, make_app  # noqa: E402
-from mmb_tui.repaint_pace import PACE  # noqa: E402
 from mmb_tui.screens.main_screen import MainScreen  # noqa: E402
+from mmb_tui.transcript.repaint_pace import PACE  # noqa: E402
 
 IDLE_GOAL = 5.0  # % of a core: attached, nothing shown changes
 BUSY_GOAL = 25.0  # % of a core: four local runs at 200 ms per call
@@ -86,7 +86,16 @@ def write_config(folder: Path, latency: float, events: int = 0) -> Path:
 def played_elsewhere(config: Path, run_id: str) -> Iterator[subprocess.Popen[bytes]]:
     """``mmb-tui run RUN --headless`` in another process, once its control socket is named in the run's lock;
     stopped at its last checkpoint (SIGTERM) on the way out."""
-    command = [sys.executable, "-m", "mmb_tui.cli", "--config", str(config), "run", run_id, "--headless"]
+    command = [
+        sys.executable,
+        "-m",
+        "mmb_tui.front_ends.cli",
+        "--config",
+        str(config),
+        "run",
+        run_id,
+        "--headless",
+    ]
     owner = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     run_dir = config.parent / "results" / run_id
     deadline = time.monotonic() + 60

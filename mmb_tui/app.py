@@ -17,17 +17,22 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from engine.api import EngineApi
-from engine.commands import AbortCall
 from engine.config import Config, ConfigError, load_config
 from engine.events import Event
 from mmb_tui.file_watch import watch_paths
-from mmb_tui.screens.confirm_screen import ConfirmScreen
+from mmb_tui.front_ends.tui_logging import attach_file_log, detach_file_log, watch_log_failures
 from mmb_tui.screens.help_screen import HelpScreen, HelpSection
 from mmb_tui.screens.main_screen import MainScreen
-from mmb_tui.tui_logging import attach_file_log, detach_file_log, watch_log_failures
+from mmb_tui.screens.quit_screen import QuitChoice, QuitScreen
 from mmb_tui.view_format import IN_FLIGHT
 
 log = logging.getLogger(__name__)
+
+DETACH_TEXT = (
+    "leave the screen: the runs go on in a background process and the prompt comes back; "
+    "`mmb-tui` attaches to them again"
+)
+"""What ``d`` does, in the one text the help, the command palette and the quit dialog show."""
 
 HELP: list[HelpSection] = [
     (
@@ -35,11 +40,18 @@ HELP: list[HelpSection] = [
         [
             ("↑ ↓  [ ]", "select a run (in the runs pane / anywhere)"),
             ("s", "start the selected run, or resume it from its state"),
-            ("p", "pause (a call in flight is cut short, made again) / resume"),
+            (
+                "p",
+                "pause (a call in flight, or a back-off before a retry, is cut short: made again) / resume",
+            ),
             ("a", "abort a hung model or agent call, or a back-off: retry now"),
             ("S", "start every idle or crashed run (asks first)"),
-            ("P", "pause every running run; when none runs, resume every paused or waiting one"),
+            (
+                "P",
+                "pause every running or backing-off run; when none plays, resume every paused or waiting one",
+            ),
             ("R", "restart from scratch (asks first; deletes results/<run>)"),
+            ("/", "in the runs pane: filter the runs by id, status, agent or benchmark (k of n; Esc clears)"),
         ],
     ),
     (
@@ -59,7 +71,7 @@ HELP: list[HelpSection] = [
             ("enter", "fold / unfold the event under the cursor"),
             ("end / G", "jump to the tail and follow it"),
             ("f", "filter: all → messages → evaluations → errors"),
-            ("/", "search the loaded events; n / N next / previous match, Esc ends it"),
+            ("/", "in a transcript: search the loaded events; n / N next / previous match, Esc ends it"),
             ("g / :", "go to event number N (older ones are loaded from the file)"),
         ],
     ),
@@ -69,16 +81,17 @@ HELP: list[HelpSection] = [
             ("o", "overview: every run in two lines, its row and its last event"),
             ("z", "zoom on the selected run's transcript / back to all"),
             ("v", "phase pane: phase text, checks, untold facts, virtual clock"),
-            ("r", "report browser (o opens an answer in its transcript)"),
+            (
+                "r",
+                "report browser: o opens an answer in its transcript; x / X export it / its entry to "
+                "results/exports/, y / Y copy them (OSC 52)",
+            ),
             ("c", "compare runs, repeats and matrices: mean ± 95% CI, pass^k, cost, a chart"),
             ("t", "switch between the dark and the light theme"),
             ("ctrl+p", "command palette: every action by name, more themes"),
             ("? / f1", "this help, and a legend of what the screens show"),
-            (
-                "d",
-                "detach: the runs go on in a background process, the prompt comes back; `mmb-tui` attaches",
-            ),
-            ("q / ctrl+q", "quit (asks when runs are in flight)"),
+            ("d", DETACH_TEXT),
+            ("q / ctrl+q", "quit (asks when runs are in flight: stop them and quit, or detach instead)"),
         ],
     ),
 ]
@@ -105,21 +118,8 @@ class MmbApp(App[None]):
         Binding("question_mark,f1", "help", "Help", tooltip="Every key, and a legend of the screens"),
         Binding("q", "request_quit", "Quit", tooltip="Stop the runs (asks when some are in flight) and quit"),
         Binding("t", "toggle_theme", "Theme", show=False, tooltip="Switch between dark and light"),
-        Binding(
-            "d",
-            "detach",
-            "Detach",
-            show=False,
-            tooltip="Leave the screen; this process plays its runs on headless",
-        ),
+        Binding("d", "detach", "Detach", show=False, tooltip=DETACH_TEXT),
         Binding("ctrl+q", "request_quit", "Quit", show=False, priority=True),
-        Binding(
-            "a",
-            "abort_call",
-            "Abort call",
-            show=False,
-            tooltip="Cut short the selected run's model or agent call (or its back-off) and retry it now",
-        ),
     ]
 
     def __init__(
@@ -235,6 +235,12 @@ class MmbApp(App[None]):
         """Textual's commands (its Quit, which never asks, replaced by ours) and every key binding of the app
         and the screen, and of the selected transcript, each titled by its description and tooltip."""
         yield from (command for command in super().get_system_commands(screen) if command.title != "Quit")
+        if screen is self.main:
+            yield SystemCommand(
+                "Filter runs: by id, status, agent or benchmark (k of n runs shown; Esc clears)",
+                "key / in the runs pane",
+                self.main.open_run_filter,
+            )
         seen = {"command_palette"}
         sources: list[tuple[DOMNode, list[BindingType]]] = [
             (self, self.BINDINGS),
@@ -269,17 +275,6 @@ class MmbApp(App[None]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(HELP))
 
-    def action_abort_call(self) -> None:
-        """Cut short the call the selected run waits for (a model, the agent's reply) or its back-off after a
-        failure: the engine tries it again now (``AbortCall``)."""
-        if self.screen is not self.main:
-            return
-        view = self.main.selected_view()
-        if view is None:
-            self.notify("No run selected.", severity="warning")
-            return
-        self.main.send(view.run_id, AbortCall(), "Abort call")
-
     def in_flight(self) -> list[str]:
         flying = []
         for run_id in self.engine.run_ids():
@@ -300,22 +295,17 @@ class MmbApp(App[None]):
             return
         self._quitting = True
 
-        def answered(ok: bool | None) -> None:
+        def answered(choice: QuitChoice | None) -> None:
             self._quitting = False
-            if ok:
+            if choice == "stop":
                 self.run_worker(self.stop_and_exit(), name="stop runs", exit_on_error=False)
+            elif choice == "detach":
+                self.action_detach()
 
-        self.push_screen(
-            ConfirmScreen(
-                f"{len(flying)} run{'s are' if len(flying) > 1 else ' is'} in flight: {', '.join(flying)}.\n\n"
-                "Stop them and quit? Their state is saved; s resumes them next time.",
-                yes="Stop and quit",
-            ),
-            answered,
-        )
+        self.push_screen(QuitScreen(flying, DETACH_TEXT), answered)
 
     def action_detach(self) -> None:
-        """Let go of the screen; the runs go on in a background process (``mmb_tui.session``)."""
+        """Let go of the screen; the runs go on in a background process (``mmb_tui.front_ends.session``)."""
         self.detached = "key"
         self._stop_watching.set()
         self.exit()

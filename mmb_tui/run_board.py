@@ -10,7 +10,7 @@ from pathlib import Path
 
 from engine.api import EngineApi, RunView
 from engine.events import ClockJumped, Event
-from mmb_tui.transcript_files import read_tail_events
+from mmb_tui.transcript.files import read_tail_events
 from mmb_tui.view_format import IN_FLIGHT
 
 log = logging.getLogger(__name__)

@@ -107,10 +107,10 @@ def activity_label(activity: Activity, now: float) -> str:
     return ""
 
 
-def status_text(view: RunView, now: float, width: int = 26, every_reason: bool = False) -> Text:
+def status_text(view: RunView, now: float, width: int | None = 26, every_reason: bool = False) -> Text:
     """The runs table's status: what a running run waits for (``running`` between waits), or the status
     and why (``⚠`` marks a run waiting for the operator; one backing off after a failure counts down to its
-    next attempt instead, with the failure), and a pause still pending; cut to ``width`` cells.
+    next attempt instead, with the failure), and a pause still pending; cut to ``width`` cells (``None``: whole).
     ``every_reason``: also the reason of a running or idle run (who plays it elsewhere, why it stopped), as
     the run's header shows it."""
     style = STATUS_STYLES.get(view.status, "")
@@ -135,6 +135,7 @@ def status_text(view: RunView, now: float, width: int = 26, every_reason: bool =
         said = view.reason.removeprefix(f"{view.status} ")  # "paused by the operator": not "paused: paused …"
         text.append(f" {said}" if said != view.reason else f": {view.reason}", style="italic")
     mark = f" {PAUSE_PENDING_MARK}" if view.pause_pending else ""
-    text.truncate(width - cell_len(mark), overflow="ellipsis")
+    if width is not None:
+        text.truncate(width - cell_len(mark), overflow="ellipsis")
     text.append(mark, style=STATUS_STYLES["paused"])
     return text

@@ -17,7 +17,7 @@ import pytest
 from textual.widgets import Input, TextArea
 from tui_fakes import REPORT_MD, Scene, scene_engine, write_config
 
-from mmb_tui.repaint_pace import RepaintPace
+from mmb_tui.transcript.repaint_pace import RepaintPace
 from mmb_tui.widgets.transcript_view import TranscriptView
 
 

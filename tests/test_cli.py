@@ -13,7 +13,7 @@ import json5
 import pytest
 
 from engine.config import ConfigError, parse_config
-from mmb_tui.cli import _parser, main
+from mmb_tui.front_ends.cli import _parser, main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,7 +44,7 @@ def test_the_help_lists_every_command_and_the_program_prints_it() -> None:
     commands = [c[0] for c in _commands(_parser()) if len(c) == 1]
     assert len(commands) >= 7  # run, validate, compare, report, judge-eval, regrade, serve-scripted
     done = subprocess.run(
-        [sys.executable, "-m", "mmb_tui.cli", "--help"],
+        [sys.executable, "-m", "mmb_tui.front_ends.cli", "--help"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -70,7 +70,7 @@ def test_demo_runs_headless_offline_with_full_coverage(
     config = _demo_config(tmp_path)
     assert main(["--config", str(config), "run", "demo", "--headless"]) == 0
     out = capsys.readouterr().out
-    for marker in ("⚙️", "🔧", "👤", "🤖", "progress: phase"):
+    for marker in ("📋", "🔧", "👤", "🤖", "progress: phase"):  # the TUI's markers (issue 35)
         assert marker in out
     report = (tmp_path / "results" / "report.md").read_text()
     assert "demo: demo @ chatbot" in report
@@ -126,7 +126,7 @@ def test_the_headless_printer_prints_an_error_once_not_again_in_the_status_and_t
     import io
 
     from engine.events import ErrorOccurred, RunEnded, StatusChanged, TerminationReason
-    from mmb_tui.headless import HeadlessPrinter
+    from mmb_tui.front_ends.headless import HeadlessPrinter
 
     out = io.StringIO()
     printer = HeadlessPrinter(None, out)  # type: ignore[arg-type]  # no progress events are printed here

@@ -22,7 +22,7 @@ from engine.comparison.stats import bootstrap_ci
 from engine.config import parse_config
 from engine.events import EvaluationLogged, JudgeGraded
 from engine.state import RunState, atomic_write, checkpoint_json, load_state
-from mmb_tui.cli import main
+from mmb_tui.front_ends.cli import main
 
 PRICES = {"demo-persona": {"input": 1.0, "output": 4.0}, "demo-recall": {"input": 0.5, "output": 2.0}}
 

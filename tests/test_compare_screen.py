@@ -98,3 +98,38 @@ async def test_at_80x24_a_run_still_playing_is_marked_and_every_figure_is_in_rea
             assert str(screen.query_one("#compare-detail", Static).render()).startswith("solo: solo")
     finally:
         lock.release()
+
+
+async def test_at_80x24_the_heading_counts_every_run_still_playing_a_whole_rows_too(tmp_path: Path) -> None:
+    """Issue 35, item 5: a row whose runs all play has no figures, so no line of the table; its note sits below
+    the chart, out of sight at 80×24. The heading counts its runs with the others still playing."""
+    app = compare_app(tmp_path)
+    locks = [hold_as_playing(tmp_path / "results", run_id) for run_id in ("demo.r3", "solo")]
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("c")
+            screen = app.screen
+            assert isinstance(screen, CompareScreen)
+            await wait_until(pilot, lambda: screen.loaded)
+            await pilot.pause()
+            assert [fig.name for fig in screen.figures] == ["demo"]
+            header = str(screen.query_one("#compare-header", Static).render())
+            assert "2 runs with results, 2 playing (left out" in header, header
+            assert "solo" in header  # the row that has no line yet is named where it shows
+            notes = screen.query_one("#compare-notes", Static)
+            assert "solo: still playing" in str(notes.render())
+            assert screen.query_one("#compare-header", Static).region.bottom <= 24
+    finally:
+        for lock in locks:
+            lock.release()
+
+
+async def test_the_heading_says_nothing_of_playing_runs_when_none_plays(tmp_path: Path) -> None:
+    app = compare_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("c")
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        await wait_until(pilot, lambda: screen.loaded)
+        header = str(screen.query_one("#compare-header", Static).render())
+        assert header == "Comparison — 2 rows, 4 runs with results"

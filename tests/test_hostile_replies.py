@@ -36,9 +36,9 @@ from engine.report.entries import parse_report_entries
 from engine.sanitize import printable, shorten_reply, valid_text
 from engine.state import load_state
 from engine.transcript import read_events
-from mmb_tui.cli import main
-from mmb_tui.event_render import body, expanded_parts, folded_lines, headline
+from mmb_tui.front_ends.cli import main
 from mmb_tui.screens.report_screen import ReportScreen
+from mmb_tui.transcript.event_render import body, expanded_parts, folded_lines, headline
 from mmb_tui.widgets.transcript_view import TranscriptView
 
 HOSTILE = "fixture_agents:HostileAgent"

@@ -30,7 +30,7 @@ from engine.run.build import build_run, check_run
 from engine.run.loop import Run
 from engine.state import load_state
 from engine.transcript import read_events
-from mmb_tui.event_render import body, headline, passes
+from mmb_tui.transcript.event_render import body, headline, passes
 from mmb_tui.widgets.report_items import answer_fields
 
 FULL = {"r": {"benchmark": "full", "agent": FORGETFUL}}
@@ -334,7 +334,16 @@ def _kill_after_an_evaluation(process: subprocess.Popen[bytes], transcript: Path
 def test_killed_between_a_grade_and_its_judge_every_grade_is_judged_exactly_once(tmp_path: Path) -> None:
     config = _kill_setup(tmp_path)
     transcript = tmp_path / "results" / "r" / "transcript.jsonl"
-    command = [sys.executable, "-m", "mmb_tui.cli", "--config", str(config), "run", "r", "--headless"]
+    command = [
+        sys.executable,
+        "-m",
+        "mmb_tui.front_ends.cli",
+        "--config",
+        str(config),
+        "run",
+        "r",
+        "--headless",
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     kills = 0
     for skip in (0, 1, 0):  # killed while the judge grades the 1st evaluation, then the 2nd after, …

@@ -13,7 +13,7 @@ from engine_helpers import ROOT
 from engine.config import ConfigError, parse_config
 from engine.expand import Group, repeat_base
 from engine.state import load_state
-from mmb_tui.cli import main
+from mmb_tui.front_ends.cli import main
 
 MATRIX = {
     "persona": {"model": "scripted/persona"},

@@ -137,7 +137,7 @@ async def test_a_run_played_as_a_library_leaves_nothing_open_to_others(
 
 def test_a_run_played_from_the_command_line_leaves_nothing_open_to_others(tmp_path: Path) -> None:
     config = make_config(tmp_path, {"r": {"benchmark": "agent_smoke", **AGENT}})
-    command = [sys.executable, "-m", "mmb_tui.cli", "--config", str(tmp_path / "config.jsonc")]
+    command = [sys.executable, "-m", "mmb_tui.front_ends.cli", "--config", str(tmp_path / "config.jsonc")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT)])}
     played = subprocess.run(
         [*command, "run", "r", "--headless"],

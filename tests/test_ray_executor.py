@@ -27,7 +27,7 @@ from engine.placement.executor import DEFAULT_RESOURCES, GB, resources_for
 from engine.placement.scheduler import Scheduler
 from engine.state import load_state
 from engine.transcript import read_events
-from mmb_tui.cli import main
+from mmb_tui.front_ends.cli import main
 from mmb_tui.view_format import PLACED_MARK
 from mmb_tui.widgets.run_column import RunColumn
 from mmb_tui.widgets.runs_table import RunsTable

@@ -22,7 +22,7 @@ from engine.models.judges import Grade
 from engine.models.rules_judge import judge as rules_judge
 from engine.report.entries import ReportEntry, load_report, parse_report_entries, reprint
 from engine.transcript import read_events
-from mmb_tui.cli import main
+from mmb_tui.front_ends.cli import main
 from mmb_tui.screens.report_screen import ReportScreen
 
 PASS = 7.0

@@ -60,7 +60,16 @@ def _config(tmp_path: Path, latency: float = 0.05) -> Path:
 @contextmanager
 def played_elsewhere(config_path: Path) -> Iterator[subprocess.Popen[str]]:
     """``mmb-tui run r --headless`` in another process, once its control socket is named in the run's lock."""
-    command = [sys.executable, "-m", "mmb_tui.cli", "--config", str(config_path), "run", "r", "--headless"]
+    command = [
+        sys.executable,
+        "-m",
+        "mmb_tui.front_ends.cli",
+        "--config",
+        str(config_path),
+        "run",
+        "r",
+        "--headless",
+    ]
     owner = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     lock = config_path.parent / "results" / "r" / LOCK_NAME
     deadline = time.monotonic() + 30

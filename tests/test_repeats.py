@@ -20,7 +20,7 @@ from engine.comparison.stats import bootstrap_ci
 from engine.comparison.summary import sample_line, write_group_summaries
 from engine.config import load_config
 from engine.state import RunState, load_state
-from mmb_tui.cli import main
+from mmb_tui.front_ends.cli import main
 
 N = 3
 

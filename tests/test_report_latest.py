@@ -12,7 +12,7 @@ from engine_helpers import make_config, play
 from engine.events import TerminationReason
 from engine.report.entries import index_report, latest_per_run, parse_report_entries, reprint
 from engine.state import load_state
-from mmb_tui.cli import main
+from mmb_tui.front_ends.cli import main
 
 CRASH_ONCE = "fixture_agents:CrashOnceAgent"
 

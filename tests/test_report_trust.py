@@ -324,7 +324,16 @@ def _kill_config(folder: Path) -> Path:
 def _play_killed(config: Path, kill_after: list[int]) -> RunState:
     """Plays run ``r`` in a subprocess, killed with SIGKILL once the transcript has grown by each of
     ``kill_after`` events (a resume each time), then to its end; its last state."""
-    command = [sys.executable, "-m", "mmb_tui.cli", "--config", str(config), "run", "r", "--headless"]
+    command = [
+        sys.executable,
+        "-m",
+        "mmb_tui.front_ends.cli",
+        "--config",
+        str(config),
+        "run",
+        "r",
+        "--headless",
+    ]
     transcript = config.parent / "results" / "r" / "transcript.jsonl"
 
     def length() -> int:

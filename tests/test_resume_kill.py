@@ -32,7 +32,7 @@ def _setup(folder: Path, benchmark: str, latency: float) -> Path:
 
 
 def _command(config: Path) -> list[str]:
-    return [sys.executable, "-m", "mmb_tui.cli", "--config", str(config), "run", "r", "--headless"]
+    return [sys.executable, "-m", "mmb_tui.front_ends.cli", "--config", str(config), "run", "r", "--headless"]
 
 
 def _comparable(report: str) -> list[str]:

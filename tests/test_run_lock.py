@@ -90,7 +90,7 @@ async def test_the_scheduler_shows_a_run_played_elsewhere_and_does_not_start_it(
 
 
 async def test_relabel_renames_the_front_end_in_the_locks_of_the_runs_played(tmp_path: Path) -> None:
-    """An app gone headless on a hang-up (``mmb_tui/session.py``) is no longer labelled ``(tui …)``."""
+    """An app gone headless on a hang-up (``mmb_tui/front_ends/session.py``) is no longer labelled ``(tui …)``."""
     hung = {"benchmark": "full", "agent": FORGETFUL, "persona": "scripted/persona?faults=1:hang"}
     config = make_config(tmp_path, {"r": hung, "idle": {"benchmark": "full", "agent": FORGETFUL}})
     scheduler = Scheduler(config, front_end="tui")
@@ -112,7 +112,16 @@ async def test_relabel_renames_the_front_end_in_the_locks_of_the_runs_played(tmp
 
 def test_two_headless_starts_at_once_the_second_exits_naming_the_owner(tmp_path: Path) -> None:
     path = slow_demo_config(tmp_path, latency=0.02)
-    command = [sys.executable, "-m", "mmb_tui.cli", "--config", str(path), "run", "demo", "--headless"]
+    command = [
+        sys.executable,
+        "-m",
+        "mmb_tui.front_ends.cli",
+        "--config",
+        str(path),
+        "run",
+        "demo",
+        "--headless",
+    ]
     first = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     lock = tmp_path / "results" / "demo" / LOCK_NAME
     deadline = time.monotonic() + 30

@@ -54,7 +54,7 @@ def _app_in_a_terminal(
     master, slave = pty.openpty()
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "100", "LINES": "30"}
     app = subprocess.Popen(
-        [sys.executable, "-m", "mmb_tui.cli", "--config", str(config), *command],
+        [sys.executable, "-m", "mmb_tui.front_ends.cli", "--config", str(config), *command],
         cwd=ROOT,
         stdin=slave,
         stdout=slave,
@@ -112,7 +112,7 @@ def test_run_detach_plays_in_the_background_and_returns_at_once(tmp_path: Path) 
     config = slow_demo_config(tmp_path, latency=0.1)
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "mmb_tui.cli", "--config", str(config), "run", "demo", "--detach"],
+        [sys.executable, "-m", "mmb_tui.front_ends.cli", "--config", str(config), "run", "demo", "--detach"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -122,7 +122,7 @@ def test_run_detach_plays_in_the_background_and_returns_at_once(tmp_path: Path) 
     assert time.monotonic() - started < 20
     assert "playing in the background (pid" in done.stdout  # said once the background process holds it
     again = subprocess.run(
-        [sys.executable, "-m", "mmb_tui.cli", "--config", str(config), "run", "demo", "--detach"],
+        [sys.executable, "-m", "mmb_tui.front_ends.cli", "--config", str(config), "run", "demo", "--detach"],
         cwd=ROOT,
         capture_output=True,
         text=True,

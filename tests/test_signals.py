@@ -20,8 +20,8 @@ from tui_fakes import Scene
 
 import engine.state as state_module
 from engine.run.lock import owner_info, owner_of
-from mmb_tui.headless import STOPPED_EXIT, Output, run_headless
-from mmb_tui.tui_logging import SafeFileHandler, watch_log_failures
+from mmb_tui.front_ends.headless import STOPPED_EXIT, Output, run_headless
+from mmb_tui.front_ends.tui_logging import SafeFileHandler, watch_log_failures
 
 ROOT = Path(__file__).resolve().parents[1]
 PATIENCE = 180.0  # seconds: polled, so a quiet machine never waits for it; a loaded one may need it
@@ -47,7 +47,16 @@ def _headless(config: Path, tmp_path: Path, name: str) -> tuple[subprocess.Popen
     out, err = tmp_path / f"{name}.out", tmp_path / f"{name}.err"
     with out.open("wb") as stdout, err.open("wb") as stderr:
         process = subprocess.Popen(
-            [sys.executable, "-m", "mmb_tui.cli", "--config", str(config), "run", "demo", "--headless"],
+            [
+                sys.executable,
+                "-m",
+                "mmb_tui.front_ends.cli",
+                "--config",
+                str(config),
+                "run",
+                "demo",
+                "--headless",
+            ],
             cwd=ROOT,
             stdin=subprocess.DEVNULL,
             stdout=stdout,

@@ -12,6 +12,7 @@ from engine.events import AgentReplied, ErrorOccurred, MessageSent
 from mmb_tui.screens.confirm_screen import ConfirmScreen
 from mmb_tui.screens.fact_editor_screen import FactEditorScreen
 from mmb_tui.screens.main_screen import MainScreen
+from mmb_tui.screens.quit_screen import QuitScreen
 from mmb_tui.widgets.runs_table import RunsTable
 from mmb_tui.widgets.transcript_view import TranscriptView
 
@@ -131,7 +132,7 @@ async def test_quitting_mid_run_asks_then_stops_all(scene: Scene) -> None:
     app = scene.app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("q")
-        assert isinstance(app.screen, ConfirmScreen)
+        assert isinstance(app.screen, QuitScreen)
         await pilot.press("n")
         assert scene.engine.stop_all_calls == 0 and isinstance(app.screen, MainScreen)
         await pilot.press("q", "y")

@@ -79,3 +79,71 @@ async def test_the_fact_editors_error_goes_once_the_form_is_right(scene: Scene) 
         assert scene.engine.commands == [
             ("chatbot-1", EditFact(sheet="family", fact_id="2.4", text="Tom is allergic to nuts"))
         ]
+
+
+async def _editor(pilot: Any, app: Any) -> FactEditorScreen:
+    await pilot.press("e")
+    screen = app.screen
+    assert isinstance(screen, FactEditorScreen)
+    return screen
+
+
+def _error(screen: FactEditorScreen) -> str:
+    return str(screen.query_one("#fact-error", Static).render())
+
+
+@pytest.mark.parametrize(
+    ("sheet", "fact_id", "stale", "fix"),
+    [
+        ("famly", "2.4", "No sheet 'famly'", ("fact-sheet", "family")),
+        ("family", "2.9", "family has no fact 2.9", ("fact-id", "2.4")),
+        ("family", "x", "The id must be", ("fact-id", "7")),
+        ("", "2.4", "Name the sheet", ("fact-sheet", "car")),
+    ],
+)
+async def test_the_fact_editors_error_never_outlives_its_fix_while_another_problem_remains(
+    scene: Scene, sheet: str, fact_id: str, stale: str, fix: tuple[str, str]
+) -> None:
+    """Issue 35, item 5: a fix of the field the error names takes the error away though the form is not right
+    yet (the text still empty); what is shown is the problem left, never the one fixed."""
+    app = scene.app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _editor(pilot, app)
+        screen.query_one("#fact-sheet", Input).value = sheet
+        screen.query_one("#fact-id", Input).value = fact_id
+        screen.query_one("#fact-text", Input).value = ""
+        await pilot.press("ctrl+s")
+        assert stale in _error(screen)
+        field, value = fix
+        screen.query_one(f"#{field}", Input).value = value
+        await pilot.pause()
+        assert stale not in _error(screen)
+        left = screen.build_command()  # a fact named now has its text filled in: the form may be right
+        # the problem left, as a save would say it, or none
+        assert _error(screen) == (left if isinstance(left, str) else "")
+
+
+async def test_typed_text_is_kept_when_the_id_becomes_a_fact(scene: Scene) -> None:
+    """The current text fills an empty field, or one still holding what was filled in; never the operator's."""
+    app = scene.app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _editor(pilot, app)
+        text = screen.query_one("#fact-text", Input)
+        fact_id = screen.query_one("#fact-id", Input)
+        screen.query_one("#fact-sheet", Input).value = "family"
+        fact_id.focus()
+        await pilot.press(*"2.", "tab", *"Tom is allergic to tree nuts", "shift+tab", "end", "4")
+        assert fact_id.value == "2.4"
+        assert text.value == "Tom is allergic to tree nuts"  # typed before the id was whole: kept
+        text.value = ""
+        fact_id.value = "2.3"
+        await pilot.pause()
+        assert text.value == "Mia takes piano lessons on Thursdays"  # empty: filled in
+        fact_id.value = "2.4"
+        await pilot.pause()
+        assert text.value == "Tom is allergic to peanuts"  # still what was filled in: follows the id
+        await pilot.press("tab", "end", *" (and tree nuts)")
+        fact_id.value = "2.3"
+        await pilot.pause()
+        assert text.value == "Tom is allergic to peanuts (and tree nuts)"  # edited by hand: kept
+        assert "Now: Mia takes piano lessons" in str(screen.query_one("#fact-current", Static).render())

@@ -10,7 +10,7 @@ from tui_fakes import REPORT_MD, Scene, settle, wait_until, write_config
 
 from engine.events import MessageSent
 from engine.report.entries import load_report, parse_report_entries
-from mmb_tui.transcript_files import read_tail_events
+from mmb_tui.transcript.files import read_tail_events
 from mmb_tui.widgets.runs_table import RunsTable
 
 

@@ -15,10 +15,10 @@ from textual.pilot import Pilot
 from tui_fakes import Scene, settle
 
 from engine.events import AgentReplied, Event, MessageSent, ToolCalled
-from mmb_tui import transcript_files
-from mmb_tui.event_render import EXPANDED_CHARS, EXPANDED_LINES, FOLDED_LINE_CHARS, expanded_parts
-from mmb_tui.held_events import HELD_CHARS, cut_chars, held
-from mmb_tui.transcript_files import lines_from_end, read_tail_events, tail_lines
+from mmb_tui.transcript import files as transcript_files
+from mmb_tui.transcript.event_render import EXPANDED_CHARS, EXPANDED_LINES, FOLDED_LINE_CHARS, expanded_parts
+from mmb_tui.transcript.files import lines_from_end, read_tail_events, tail_lines
+from mmb_tui.transcript.held_events import HELD_CHARS, cut_chars, held
 from mmb_tui.widgets.transcript_view import TranscriptView
 
 REPLY_CHARS = 300_000

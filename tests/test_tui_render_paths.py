@@ -1,7 +1,7 @@
 """The TUI's short cuts through Textual and Rich paint what their own paths paint.
 
-``FrontCompositor`` (``mmb_tui/front_compositor.py``) skips the widgets hidden behind another one or outside
-the region repainted; ``one_line`` (``mmb_tui/transcript_lines.py``) renders a folded transcript line without
+``FrontCompositor`` (``mmb_tui/transcript/front_compositor.py``) skips the widgets hidden behind another one or outside
+the region repainted; ``one_line`` (``mmb_tui/transcript/lines.py``) renders a folded transcript line without
 Rich's wrapping. Both exist for the transcript's append latency (``bench/tui_transcript.py``).
 """
 
@@ -18,9 +18,9 @@ from textual.strip import Strip
 from tui_fakes import Scene, settle
 
 from engine.events import AgentReplied, EvaluationLogged, MessageSent, PersonaThinking, ToolCalled
-from mmb_tui.event_render import folded_lines
-from mmb_tui.front_compositor import FrontCompositor
-from mmb_tui.transcript_lines import day_line, highlighted, one_line
+from mmb_tui.transcript.event_render import folded_lines
+from mmb_tui.transcript.front_compositor import FrontCompositor
+from mmb_tui.transcript.lines import day_line, highlighted, one_line
 
 
 def _painted(compositor: Compositor, crop: Region, *, textual_own: bool) -> list[list[Strip | None]]:

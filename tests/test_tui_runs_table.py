@@ -15,7 +15,7 @@ import mmb_tui
 from engine.api import Activity
 from engine.events import Event
 from mmb_tui import view_format
-from mmb_tui.event_render import TUI_MARKERS, marker
+from mmb_tui.transcript.event_render import TUI_MARKERS, marker
 from mmb_tui.widgets.runs_table import STATUS_MIN, RunsTable
 
 

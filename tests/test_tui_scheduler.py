@@ -15,6 +15,7 @@ from engine.placement.selection import select_runs
 from engine.transcript import read_events
 from mmb_tui.app import make_app
 from mmb_tui.screens.confirm_screen import ConfirmScreen
+from mmb_tui.screens.quit_screen import QuitScreen
 from mmb_tui.widgets.runs_table import RunsTable
 from mmb_tui.widgets.transcript_view import TranscriptView
 
@@ -89,7 +90,7 @@ async def test_quitting_mid_run_then_the_next_app_resumes_it(tmp_path: Path) -> 
             lambda: scheduler.view("demo-1").evaluations == 0 and scheduler.view("demo-1").phase_index >= 1,
         )
         await pilot.press("q")
-        assert isinstance(app.screen, ConfirmScreen)  # runs in flight: it asks first
+        assert isinstance(app.screen, QuitScreen)  # runs in flight: it asks first
         await pilot.press("y")
         await wait_until(pilot, lambda: not scheduler.running("demo-1"))
     stopped_at = json.loads((tmp_path / "results" / "demo-1" / "state.json").read_text())

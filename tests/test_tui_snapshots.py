@@ -85,3 +85,14 @@ def test_comparison_screen_80x24_marks_a_run_still_playing(snap_compare: Any, tm
         assert snap_compare(app, terminal_size=(80, 24), run_before=open_comparison)
     finally:
         lock.release()
+
+
+def test_comparison_screen_80x24_counts_a_whole_row_still_playing(snap_compare: Any, tmp_path: Path) -> None:
+    # issue 35, item 5: solo plays (no line, its note below the chart), demo.r3 too: the heading counts both
+    app = compare_app(tmp_path)
+    locks = [hold_as_playing(tmp_path / "results", run_id) for run_id in ("demo.r3", "solo")]
+    try:
+        assert snap_compare(app, terminal_size=(80, 24), run_before=open_comparison)
+    finally:
+        for lock in locks:
+            lock.release()

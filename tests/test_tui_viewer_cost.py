@@ -28,9 +28,9 @@ from engine.placement.remote import ControlServer, socket_path
 from engine.placement.scheduler import Scheduler
 from engine.run.lock import RunLock
 from mmb_tui.app import make_app
-from mmb_tui.repaint_pace import FASTEST, SLOWEST, WINDOW, RepaintPace
 from mmb_tui.screens.runs_screen import RunsScreen
 from mmb_tui.static_text import show_text
+from mmb_tui.transcript.repaint_pace import FASTEST, SLOWEST, WINDOW, RepaintPace
 from mmb_tui.widgets import transcript_view
 from mmb_tui.widgets.phase_pane import PhasePane
 from mmb_tui.widgets.run_column import RunColumn

@@ -28,7 +28,7 @@ from engine.run.build import build_run, check_run
 from engine.run.lock import RunLock, RunLocked, owner_of, owner_socket
 from engine.run.loop import Run
 from engine.run.parts import RunSettings
-from engine.run.view import run_view
+from engine.run.view import check_views, run_view
 from engine.state import RunState, StateError, atomic_write, checkpoint_json, load_state
 
 log = logging.getLogger(__name__)
@@ -372,7 +372,6 @@ class Scheduler:
             bench = None
         total = len(bench.phases) if bench is not None else state.phases_started
         phase = bench.phases[state.phase_index] if bench and state.phase_index < len(bench.phases) else None
-        evaluations = list(state.evaluations.values())
         waiting = state.status == "waiting" and not state.finished  # left waiting: say why
         return base.model_copy(
             update={
@@ -381,10 +380,11 @@ class Scheduler:
                 "chapter": phase.chapter if phase else "",
                 "phase_title": phase.title if phase else "",
                 "phase_text": state.phase_text,
+                "checks": check_views(phase.checks, state.evaluations) if phase else [],
                 "loaded_sheets": list(state.loaded_sheets),
                 "phase_index": state.phase_index,
                 "total_phases": total,
-                "evaluations": len(evaluations),
+                "evaluations": len(state.evaluations),
                 "average": run_score(
                     [c.id for c in bench.checks()] if bench is not None else None,
                     state.evaluations,

@@ -4,10 +4,25 @@ runs, a Ray actor's run)."""
 from __future__ import annotations
 
 from engine.api import CheckView, RunView
+from engine.benchmark.model import Check
+from engine.events import EvaluationLogged
 from engine.report.prices import total_cost
 from engine.report.tally import current_grades, run_score
 from engine.run.loop import Run
 from engine.run.phases import gate_problems
+
+
+def check_views(checks: list[Check], evaluations: dict[str, EvaluationLogged]) -> list[CheckView]:
+    """A phase's checks as a front end shows them: graded or not, with the effective score; a run's own view
+    and one read from its saved state (the scheduler's) alike."""
+    return [
+        CheckView(
+            check=c,
+            graded=c.id in evaluations,
+            score=evaluations[c.id].effective if c.id in evaluations else None,
+        )
+        for c in checks
+    ]
 
 
 def run_view(run: Run, running: bool = True) -> RunView:
@@ -27,14 +42,7 @@ def run_view(run: Run, running: bool = True) -> RunView:
         chapter=phase.chapter,
         phase_title=phase.title,
         phase_text=state.phase_text,
-        checks=[
-            CheckView(
-                check=c,
-                graded=c.id in state.evaluations,
-                score=state.evaluations[c.id].effective if c.id in state.evaluations else None,
-            )
-            for c in phase.checks
-        ],
+        checks=check_views(phase.checks, state.evaluations),
         untold=untold,  # every loaded sheet, an empty list when all its facts are told
         loaded_sheets=list(state.loaded_sheets),
         facts={name: sheet.live_facts() for name, sheet in state.sheets.items()},

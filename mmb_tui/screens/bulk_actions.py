@@ -22,12 +22,20 @@ def startable(views: list[RunView]) -> list[str]:
     return [v.run_id for v in views if v.status in ("idle", "crashed") and not v.owner]
 
 
+def is_pausable(view: RunView) -> bool:
+    """``p`` pauses it: it plays (running), counts down to its next attempt after a failure (waiting, in a
+    back-off: it retries by itself), or has a pause pending."""
+    backing_off = view.status == "waiting" and view.activity.waiting_for == "back-off"
+    return view.status == "running" or backing_off or (view.status == "waiting" and view.pause_pending)
+
+
 def pausable(views: list[RunView]) -> list[str]:
-    return [v.run_id for v in views if v.status == "running"]
+    return [v.run_id for v in views if is_pausable(v)]
 
 
 def resumable(views: list[RunView]) -> list[str]:
-    return [v.run_id for v in views if v.status in ("paused", "waiting")]
+    """Runs that wait for the operator: paused, or waiting with no retry of their own under way."""
+    return [v.run_id for v in views if v.status in ("paused", "waiting") and not is_pausable(v)]
 
 
 def _counts(done: list[str], failed: dict[str, str], verb: str) -> str:
@@ -72,8 +80,8 @@ async def command_all(engine: EngineApi, run_ids: list[str], command: Command, v
 def pause_or_resume_all(
     engine: EngineApi, views: list[RunView]
 ) -> tuple[str, Coroutine[None, None, tuple[str, bool]] | None]:
-    """``P``: pause every running run; when none runs, resume every paused or waiting one. The title of
-    the toast and the work, or why there is none."""
+    """``P``: pause every running run (and every one counting down to its retry); when none plays, resume
+    every paused or waiting one. The title of the toast and the work, or why there is none."""
     if running := pausable(views):
         return "Pause all", command_all(engine, running, Pause(), "paused")
     if stopped := resumable(views):

@@ -5,8 +5,8 @@ coverage, persona faults, cost, tokens) and a bar chart of the mean score per ch
 so a large results folder never blocks the screen; ``ctrl+r`` reads them again.
 
 A run still playing (its lock held: by this app, another process or for a Ray node) is left out of every
-figure until it ends, as ``mmb-tui compare`` does: its row's ``n`` says ``+1 playing``, the header counts them,
-and a row whose runs all play is a note. At 80 columns the table keeps the columns that fit (pass^k as its
+figure until it ends, as ``mmb-tui compare`` does: its row's ``n`` says ``+1 playing``, the heading counts them
+all and names a row whose runs all play (it has no line in the table, only a note under the chart). At 80 columns the table keeps the columns that fit (pass^k as its
 first and last value); the line under it gives the highlighted row's runs and every figure the table leaves
 out. The chart's legend is a line of its own above it (plotext's would cover the first bars).
 """
@@ -66,6 +66,22 @@ def fit_columns(header: list[str], rows: list[list[str]], room: int) -> list[int
     return shown
 
 
+def heading(figures: list[GroupFigures], playing: int, whole: list[str]) -> str:
+    """``Comparison — 2 rows, 5 runs with results, 2 playing (left out; all of solo)``: the runs still playing
+    are counted here, where they show at any size (a row whose runs all play is only a note under the chart)."""
+    if not figures and not playing:
+        return "Comparison"
+    runs = sum(fig.n for fig in figures)
+    text = f"Comparison — {plural(len(figures), 'row')}, {plural(runs, 'run')} with results"
+    if playing:
+        text += f", {playing} playing (left out{'; all of ' + ', '.join(whole) if whole else ''})"
+    return text
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 class CompareScreen(Screen[None]):
     BINDINGS = [
         Binding("escape,c", "close", "Back"),
@@ -109,20 +125,31 @@ class CompareScreen(Screen[None]):
             self.app.call_from_thread(self.show, [], [str(exc)])
             return
         results = config.results_path()
-        figures, problems = figures_of(
-            config, config_rows(config), playing=lambda run_id: held(results / run_id)
-        )
-        self.app.call_from_thread(self.show, figures, problems)
+        left_out: list[str] = []  # every run left out while it plays, a whole row's too (it has no figures)
 
-    def show(self, figures: list[GroupFigures], problems: list[str]) -> None:
-        """Fill the table, the chart and the notes with ``figures``."""
+        def playing(run_id: str) -> bool:
+            if held(results / run_id):
+                left_out.append(run_id)
+                return True
+            return False
+
+        rows = config_rows(config)
+        figures, problems = figures_of(config, rows, playing=playing)
+        shown = {fig.name for fig in figures}
+        whole = [name for name, run_ids in rows if name not in shown and set(run_ids) & set(left_out)]
+        self.app.call_from_thread(self.show, figures, problems, len(left_out), whole)
+
+    def show(
+        self,
+        figures: list[GroupFigures],
+        problems: list[str],
+        playing: int = 0,
+        whole: list[str] | None = None,
+    ) -> None:
+        """Fill the table, the chart and the notes with ``figures``; the heading counts the ``playing`` runs
+        left out, and names the rows ``whole`` that have no line because every run of theirs plays."""
         self.figures, self.problems, self.loaded = figures, problems, True
-        runs = sum(fig.n for fig in figures)
-        playing = sum(len(fig.playing) for fig in figures)
-        header = f"Comparison — {len(figures)} rows, {runs} runs with results" if figures else "Comparison"
-        if playing:
-            header += f", {playing} playing (left out)"
-        self.query_one("#compare-header", Static).update(header)
+        self.query_one("#compare-header", Static).update(Text(heading(figures, playing, whole or [])))
         self._header, self._rows = table_rows(figures)
         self._fill_table()
         self._chart(figures)

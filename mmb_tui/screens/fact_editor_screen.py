@@ -1,7 +1,8 @@
 """Edit a fact of a live sheet, or add one: sheet, id or category, text. Dismisses with a command.
 
 The sheet must be one of the run's live sheets; a fact id must exist in it, and picking one fills in its current
-text (shown above the field too), so an edit starts from what the persona has now."""
+text (shown above the field too), so an edit starts from what the persona has now; text the operator typed is
+never replaced. Once a save has shown an error, the error line follows the form: the problem left, or none."""
 
 from __future__ import annotations
 
@@ -47,6 +48,9 @@ class FactEditorScreen(ModalScreen[EditFact | AddFact | None]):
         self._fact_id = fact_id
         self._text = text
         self._error = ""  # the form's error shown now
+        self._filled = (
+            text  # the text last filled in from the named fact (the operator's own is never replaced)
+        )
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="fact-editor"):
@@ -80,15 +84,22 @@ class FactEditorScreen(ModalScreen[EditFact | AddFact | None]):
         return next((f for f in self.facts.get(self._value("fact-sheet"), []) if f.id == fact_id), None)
 
     def on_input_changed(self, event: Input.Changed) -> None:
-        if self._error and not isinstance(self.build_command(), str):
-            self._show_error("")  # the form is right now: the error of the last save no longer holds
-        if event.input.id not in ("fact-sheet", "fact-id"):
-            return
+        if event.input.id in ("fact-sheet", "fact-id"):
+            self._show_current()
+        if self._error:  # a save showed one: the line says what is wrong now, never a problem fixed since
+            problem = self.build_command()
+            self._show_error(problem if isinstance(problem, str) else "")
+
+    def _show_current(self) -> None:
+        """The named fact's current text above the field, and in it when the field is empty or still holds
+        what was filled in: never over what the operator typed."""
         fact = self.current()
-        hint = self.query_one("#fact-current", Static)
-        hint.update(f"Now: {escape(fact.text)}" if fact is not None else "")
-        if fact is not None:
-            self.query_one("#fact-text", Input).value = fact.text
+        self.query_one("#fact-current", Static).update(
+            f"Now: {escape(fact.text)}" if fact is not None else ""
+        )
+        field = self.query_one("#fact-text", Input)
+        if fact is not None and field.value in ("", self._filled):
+            self._filled = field.value = fact.text
 
     def build_command(self) -> EditFact | AddFact | str:
         """The command the form describes, or a one-line error."""
@@ -97,16 +108,16 @@ class FactEditorScreen(ModalScreen[EditFact | AddFact | None]):
             return "Name the sheet (e.g. family)."
         if sheet not in self.facts:
             return f"No sheet {sheet!r}; the run has {', '.join(self.sheets) or 'none'}."
-        if not text:
+        if not (_FACT_ID.match(fact_id) or _CATEGORY.match(fact_id)):
+            return "The id must be a fact id like 1.2 (edit) or a category number like 3 (add)."
+        if _FACT_ID.match(fact_id) and self.current() is None:
+            ids = ", ".join(f.id for f in self.facts[sheet])
+            return f"{sheet} has no fact {fact_id} (it has {ids}); a category number adds one."
+        if not text:  # the fields in their order: sheet, id, text
             return "Write the fact's text (— deletes it)."
         if _FACT_ID.match(fact_id):
-            if self.current() is None:
-                ids = ", ".join(f.id for f in self.facts[sheet])
-                return f"{sheet} has no fact {fact_id} (it has {ids}); a category number adds one."
             return EditFact(sheet=sheet, fact_id=fact_id, text=text)
-        if _CATEGORY.match(fact_id):
-            return AddFact(sheet=sheet, category=int(fact_id), text=text)
-        return "The id must be a fact id like 1.2 (edit) or a category number like 3 (add)."
+        return AddFact(sheet=sheet, category=int(fact_id), text=text)
 
     def _show_error(self, text: str) -> None:
         self._error = text

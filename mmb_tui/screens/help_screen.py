@@ -14,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from engine.events import MARKERS, Event, RunStatus
-from mmb_tui.event_render import TUI_MARKERS
+from mmb_tui.transcript.event_render import TUI_MARKERS
 from mmb_tui.view_format import STATUS_STYLES
 
 HelpSection = tuple[str, list[tuple[str, str]]]

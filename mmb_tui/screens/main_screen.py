@@ -11,14 +11,15 @@ from pathlib import Path
 from textual.binding import Binding
 
 from engine.api import RunView
-from engine.commands import Command, NewSession, NextPhase, Pause, PersonaNote, Resume
-from mmb_tui.screens.bulk_actions import pause_or_resume_all, reported, start_all, startable
+from engine.commands import AbortCall, Command, NewSession, NextPhase, Pause, PersonaNote, Resume
+from mmb_tui.screens.bulk_actions import is_pausable, pause_or_resume_all, reported, start_all, startable
 from mmb_tui.screens.compare_screen import CompareScreen
 from mmb_tui.screens.confirm_screen import ConfirmScreen
 from mmb_tui.screens.fact_editor_screen import FactEditorScreen
 from mmb_tui.screens.note_screen import NoteScreen
 from mmb_tui.screens.report_screen import AnswerRef, ReportScreen
 from mmb_tui.screens.runs_screen import RunsScreen
+from mmb_tui.widgets.runs_filter import RunsFilter
 
 log = logging.getLogger(__name__)
 QUEUED_NOTICE_AFTER = 0.5  # seconds: a command not applied by then is shown as queued
@@ -30,24 +31,43 @@ class MainScreen(RunsScreen):
     BINDINGS = [
         Binding("s", "start", "Start", tooltip="Start the selected run, or resume it from its state"),
         Binding("p", "pause_resume", "Pause", tooltip="Pause the selected run, or resume it"),
+        Binding(
+            "a",
+            "abort_call",
+            "Abort",
+            tooltip="Cut short the selected run's model or agent call (or its back-off) and retry it now",
+        ),
         Binding("n", "next_phase", "Next", tooltip="Step the selected run to the next phase"),
         Binding("e", "edit_fact", "Fact", tooltip="Edit a fact of a live sheet, or add one"),
         Binding("m", "note", "Note", show=False, tooltip="Send the persona a note"),
         Binding("v", "toggle_phase", "Phase", tooltip="Phase text, checks, untold facts, clock"),
-        Binding("o", "toggle_overview", "Overview", tooltip="Every run: its row and its last event"),
-        Binding("r", "reports", "Reports", tooltip="Browse the report and its imperfect answers"),
+        Binding("o", "toggle_overview", "Board", tooltip="Overview: every run, its row and its last event"),
+        Binding("r", "reports", "Report", tooltip="Browse the report and its imperfect answers"),
         Binding("c", "compare", "Compare", show=False, tooltip="Runs, repeats and matrices side by side"),
         Binding("f", "cycle_filter", "Filter", show=False, tooltip="All, messages, evaluations, errors"),
-        Binding("slash", "search", "Search", show=False, tooltip="Search the selected transcript"),
+        Binding(
+            "slash",
+            "search",
+            "Search",
+            show=False,
+            tooltip="Search the selected transcript; in the runs pane, filter the runs",
+        ),
         Binding("g,colon", "go_to_event", "Go to event", show=False, tooltip="Go to event number N"),
         Binding("z", "zoom", "Zoom", show=False, tooltip="The selected transcript alone, or all"),
         Binding("S", "start_all", "Start all", show=False, tooltip="Start every idle or crashed run"),
         Binding("P", "pause_resume_all", "Pause/resume all", show=False, tooltip="Pause all, or resume all"),
         Binding("N", "new_session", "New session", show=False, tooltip="Switch the agent to a new session"),
         Binding("R", "restart", "Restart", show=False, tooltip="Restart the selected run from scratch"),
+        Binding("escape", "clear_run_filter", "Clear the runs filter", show=False),
         Binding("left_square_bracket", "step_run(-1)", "Previous run", show=False),
         Binding("right_square_bracket", "step_run(1)", "Next run", show=False),
     ]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return bool(self.run_filter) if action == "clear_run_filter" else True
+
+    def action_clear_run_filter(self) -> None:
+        self.query_one(RunsFilter).action_clear()
 
     # ---- every run at once -------------------------------------------------------------------------
 
@@ -140,16 +160,24 @@ class MainScreen(RunsScreen):
         view = self._need_run()
         if view is None:
             return
-        if view.status == "paused" or (view.status == "waiting" and not view.pause_pending):
-            self.send(view.run_id, Resume(), "Resume")  # a waiting run is resumed from its checkpoint
-        elif view.status in ("running", "waiting"):
-            # waiting with a pause pending (a back-off after a failure): the pause, now; a Resume would only
-            # take the pending pause back, and the next press be refused ("not paused")
+        if is_pausable(view):
+            # a run counting down to its retry (status waiting) plays on by itself: it is paused, as a
+            # running run is; a Resume would be refused ("not paused") and the retry made all the same. With
+            # a pause pending, the pause now: a Resume would only take it back
             self.send(view.run_id, Pause(), "Pause")
+        elif view.status in ("paused", "waiting"):
+            self.send(view.run_id, Resume(), "Resume")  # a waiting run is resumed from its checkpoint
         else:
             self.notify(
                 f"{view.run_id} is {view.status}: nothing to pause (s starts it).", severity="warning"
             )
+
+    def action_abort_call(self) -> None:
+        """Cut short the call the selected run waits for (a model, the agent's reply) or its back-off after a
+        failure: the engine tries it again now (``AbortCall``)."""
+        view = self._need_run()
+        if view is not None:
+            self.send(view.run_id, AbortCall(), "Abort call")
 
     def action_restart(self) -> None:
         view = self._need_run()

@@ -6,8 +6,10 @@ faults become tree nodes only when it is expanded (``ReportTree``): a report of 
 once. ``/`` filters by run, score range and check type (``EntryFilter``). An entry whose run's transcript is
 gone is marked, and ``o`` says so instead of opening something else; so it does for a run the app does not
 show (``runs``: not in its config), never leaving the operator on another run's tail. Dismisses with an
-``AnswerRef`` (run, check, event number) when the operator opens an answer in its transcript;
-``MainScreen.open_evaluation`` lands on exactly that event. This module owns the screen's state and actions; how entries, answers and faults
+``AnswerRef`` (run, check, event number) when the operator opens an answer in its transcript; an entry of a run
+restarted since (its state does not list it: ``report_plays.py``) is marked and never opened in the new play;
+``MainScreen.open_evaluation`` lands on exactly that event. ``x`` exports the answer under the cursor (else its
+entry; ``X`` the whole entry) to ``results/exports/``, ``y``/``Y`` copy the same to the clipboard (OSC 52). This module owns the screen's state and actions; how entries, answers and faults
 read is ``mmb_tui.widgets.report_items`` (every label a ``Text``, never markup).
 """
 
@@ -37,7 +39,9 @@ from engine.report.entries import (
     latest_per_run,
     newest_first,
 )
-from mmb_tui.transcript_seek import events_around
+from mmb_tui.screens.report_export import export_path, markdown, write_private
+from mmb_tui.screens.report_plays import Plays
+from mmb_tui.transcript.seek import events_around
 from mmb_tui.widgets.report_items import (
     HINT,
     ReportItem,
@@ -71,6 +75,20 @@ class ReportScreen(Screen[AnswerRef | None]):
         Binding("o,t", "open_transcript", "Open in transcript"),
         Binding("slash", "edit_filter", "Filter"),
         Binding("ctrl+r", "reload", "Reload"),
+        Binding(
+            "x",
+            "export(False)",
+            "Export",
+            tooltip="Export the answer under the cursor (else its entry) to a file",
+        ),
+        Binding("X", "export(True)", "Export entry", show=False, tooltip="Export the whole entry to a file"),
+        Binding(
+            "y",
+            "copy(False)",
+            "Copy",
+            tooltip="Copy the answer under the cursor (else its entry) to the clipboard",
+        ),
+        Binding("Y", "copy(True)", "Copy entry", show=False, tooltip="Copy the whole entry to the clipboard"),
     ]
 
     def __init__(self, report_path: Path, filter_text: str = "", runs: Collection[str] | None = None) -> None:
@@ -91,6 +109,7 @@ class ReportScreen(Screen[AnswerRef | None]):
         self._transcripts: dict[str, bool] = {}  # run id -> its transcript exists
         self._gone: dict[int, str] = {}  # entry position -> why its transcript no longer holds it
         self._filling = 0  # counts the tree's fills: a batch of an older fill is dropped
+        self._plays = Plays(self.results_dir, [])  # which play of its run an entry is of (read on reload)
 
     def compose(self) -> ComposeResult:
         yield Static("", id="report-header")
@@ -117,7 +136,9 @@ class ReportScreen(Screen[AnswerRef | None]):
     # ---- entries ---------------------------------------------------------------------------------
 
     def action_reload(self) -> None:
-        self.entries = newest_first(latest_per_run(index_report(self.report_path)))
+        everything = index_report(self.report_path)
+        self._plays = Plays(self.results_dir, everything)
+        self.entries = newest_first(latest_per_run(everything))
         titles = Counter(entry.title for entry in self.entries)
         self._duplicates = {title for title, count in titles.items() if count > 1}
         self._transcripts.clear()
@@ -135,6 +156,7 @@ class ReportScreen(Screen[AnswerRef | None]):
         self._filling += 1
         self._add_entries(0, FIRST_ROWS, self._filling)
         self._update_header()
+        self._show_detail(ReportItem(self.shown[0].entry) if self.shown else None)  # never the last fill's
 
     def _add_entries(self, start: int, stop: int, filling: int) -> None:
         trees = self.query(ReportTree)
@@ -171,6 +193,17 @@ class ReportScreen(Screen[AnswerRef | None]):
             return f"the transcript of {entry.run_id} is gone (results/{entry.run_id}/ was deleted)"
         return ""
 
+    def play_gone(self, entry: ReportEntry) -> str:
+        """Why ``entry``'s transcript is another play's ("" while it is its own, or when that cannot be told):
+        the run was restarted since it was written, and its state (the play on disk) does not list it; the
+        entry is marked as one whose transcript is gone."""
+        if entry.position not in self._gone and self._plays.of_another_play(entry):
+            self._gone[entry.position] = (
+                f"{entry.run_id} was restarted since this entry: results/{entry.run_id}/ holds a later play"
+            )
+            self._relabel(entry)
+        return self._gone.get(entry.position, "")
+
     def _transcript_path(self, run_id: str) -> Path:
         return self.results_dir / run_id / "transcript.jsonl"
 
@@ -189,16 +222,22 @@ class ReportScreen(Screen[AnswerRef | None]):
     # ---- the detail pane ---------------------------------------------------------------------------
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[ReportItem | None]) -> None:
-        item = event.node.data
+        self._show_detail(event.node.data)
+
+    def _show_detail(self, item: ReportItem | None) -> None:
+        """The lower pane: what ``item`` stands for, or (none) what the filter left."""
         detail = self.query_one("#report-detail-text", Static)
         if item is None:
-            detail.update(Text(HINT, "dim"))
-        elif isinstance(item.answer, PersonaFault):
-            detail.update(fault_detail(item.entry, item.answer, self.transcript_gone(item.entry)))
+            none = f"No entry matches {self.filter.describe()}: / changes the filter (empty: every entry)."
+            detail.update(Text(none if self.entries and not self.shown else HINT, "dim"))
+            return
+        gone = self.transcript_gone(item.entry) or self.play_gone(item.entry)
+        if isinstance(item.answer, PersonaFault):
+            detail.update(fault_detail(item.entry, item.answer, gone))
         elif isinstance(item.answer, ImperfectAnswer):
-            detail.update(answer_detail(item.entry, item.answer, self.transcript_gone(item.entry)))
+            detail.update(answer_detail(item.entry, item.answer, gone))
         else:
-            detail.update(entry_detail(item.entry, self.transcript_gone(item.entry)))
+            detail.update(entry_detail(item.entry, gone))
 
     # ---- actions -----------------------------------------------------------------------------------
 
@@ -216,6 +255,10 @@ class ReportScreen(Screen[AnswerRef | None]):
             self.notify("Put the cursor on an imperfect answer or a persona fault first.", severity="warning")
             return
         entry, answer = item.entry, item.answer
+        gone = self.play_gone(entry)
+        if gone:
+            self.notify(f"Cannot open it: {gone}.", severity="error")
+            return
         if self.runs is not None and entry.run_id not in self.runs:
             self.notify(
                 f"Cannot open it: {entry.run_id} is not a run of this app's config (its transcript is "
@@ -242,6 +285,42 @@ class ReportScreen(Screen[AnswerRef | None]):
                 self.notify(f"Cannot open it: {self._gone[entry.position]}.", severity="error")
                 return
         self.dismiss(AnswerRef(entry.run_id, answer.check_id, number))
+
+    # ---- export and copy ---------------------------------------------------------------------------
+
+    def _chosen(self, whole: bool) -> tuple[ReportEntry, ImperfectAnswer | PersonaFault | None] | None:
+        """The entry under the cursor, and its answer or fault there (None when ``whole`` or on the entry)."""
+        node = self.query_one(ReportTree).cursor_node
+        item = node.data if node is not None else None
+        if item is None:
+            self.notify("Put the cursor on an entry or an answer first.", severity="warning")
+            return None
+        return item.entry, None if whole else item.answer
+
+    def action_export(self, whole: bool) -> None:
+        """The answer under the cursor (or the whole entry) to ``results/exports/<run>-<entry>[-<check>].md``."""
+        chosen = self._chosen(whole)
+        if chosen is None:
+            return
+        path = export_path(self.results_dir, *chosen)
+        try:
+            write_private(path, markdown(*chosen))
+        except OSError as exc:
+            self.notify(f"{path}: {exc.strerror or exc}", title="Not exported", severity="error")
+            return
+        what = f"check {chosen[1].check_id}" if chosen[1] is not None else "the entry"
+        base = self.results_dir.parent  # results/exports/… as the operator knows it
+        self.notify(
+            f"{what} → {path.relative_to(base) if path.is_relative_to(base) else path}", title="Exported"
+        )
+
+    def action_copy(self, whole: bool) -> None:
+        """The same text to the clipboard, through the terminal (OSC 52: many terminals and tmux take it)."""
+        chosen = self._chosen(whole)
+        if chosen is not None:
+            self.app.copy_to_clipboard(markdown(*chosen))
+            what = f"check {chosen[1].check_id}" if chosen[1] is not None else "the entry"
+            self.notify(f"{what} of {chosen[0].run_id}, where the terminal supports OSC 52", title="Copied")
 
     def _relabel(self, entry: ReportEntry) -> None:
         for node in self.query_one(ReportTree).root.children:

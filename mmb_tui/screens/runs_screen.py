@@ -1,5 +1,7 @@
 """What the main screen shows: the runs pane (or a two-line dashboard), the transcripts (side by side when
-wide, paged, zoomable; search, event numbers) and the phase pane, kept up to date with the engine.
+wide, paged, zoomable; search, event numbers) and the phase pane, kept up to date with the engine. ``/`` in the
+runs pane filters the runs (``RunsFilter``): the table, the overview, the columns and ``[ ]`` keep to them, and
+a run filtered out is never the selected one (an action never goes to a run out of sight).
 ``MainScreen`` adds the operator's actions."""
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ from textual.widgets import Footer, Static
 
 from engine.api import EngineApi, RunView
 from engine.events import Event
-from mmb_tui.front_compositor import FrontCompositor
 from mmb_tui.run_board import RunBoard
+from mmb_tui.transcript.front_compositor import FrontCompositor
 from mmb_tui.widgets.dashboard import Dashboard
 from mmb_tui.widgets.phase_pane import PhasePane
 from mmb_tui.widgets.run_column import RunColumn
 from mmb_tui.widgets.run_columns import MAX_COLUMNS, RunColumns
+from mmb_tui.widgets.runs_filter import RunsFilter, run_matches
 from mmb_tui.widgets.runs_table import RunsTable
 
 log = logging.getLogger(__name__)
@@ -35,10 +38,13 @@ CLOCK_TICK = 1.0
 class RunsScreen(Screen[None]):
     """The views and the navigation; the key bindings are ``MainScreen``'s."""
 
+    AUTO_FOCUS = "#runs"  # the runs table, never the hidden filter field above it
+
     selected_run: reactive[str | None] = reactive(None)
     show_phase: reactive[bool] = reactive(False)
     overview: reactive[bool] = reactive(False)  # the dashboard instead of the runs table
     zoomed: reactive[bool] = reactive(False)  # the selected run's transcript alone
+    run_filter: reactive[str] = reactive("")  # the runs pane's filter (``/`` there): the runs shown
 
     def __init__(self, engine: EngineApi, results_dir: Path, *, clock_frozen: bool = False) -> None:
         super().__init__()
@@ -49,9 +55,11 @@ class RunsScreen(Screen[None]):
         self.max_entries = 4000
         self._dirty = True
         self.board = RunBoard(engine, self.transcript_path)
+        self._shown_ids: list[str] = []  # the runs the filter lets through, as last laid out
 
     def compose(self) -> ComposeResult:
         yield Static("", id="banner")
+        yield RunsFilter(id="runs-filter")
         yield RunsTable(id="runs")
         yield Dashboard(id="dashboard")
         yield Static("", id="pager")
@@ -90,15 +98,19 @@ class RunsScreen(Screen[None]):
         """Show the engine's views in the panes on the screen. A hidden pane is left as it is (an update lays
         the screen out again, for nothing while it does not show); it is updated when it comes into view."""
         self._dirty = False
-        views = self.board.views()
+        every = self.board.views()
+        views = [view for view in every if run_matches(view, self.run_filter)]
         by_id = {view.run_id: view for view in views}
+        self.query_one(RunsFilter).show_count(len(views), len(every))
         if not self.zoomed:
             if self.overview:
                 self.query_one(Dashboard).show(views, self.board.last_events(by_id))
             else:
                 self.query_one(RunsTable).show_views(views)
-        if self.selected_run not in by_id:
+        if self.selected_run not in by_id:  # filtered out: an action never goes to a run out of sight
             self.selected_run = views[0].run_id if views else None
+        if list(by_id) != self._shown_ids:  # a filtered run changed status: the columns follow
+            self._layout()
         self.transcripts.update_views(by_id)
         if self.show_phase:
             selected = by_id.get(self.selected_run) if self.selected_run else None
@@ -159,7 +171,7 @@ class RunsScreen(Screen[None]):
         self.set_class(self.show_phase, "-show-phase")
         self.set_class(self.overview, "-overview")
         self.set_class(self.zoomed, "-zoomed")
-        ids = self.engine.run_ids()
+        ids = self._shown_ids = self.shown_ids()
         count = 1
         if wide and not self.zoomed:
             room = self.size.width - (PHASE_PANE if self.show_phase else 0)
@@ -173,6 +185,32 @@ class RunsScreen(Screen[None]):
         pager.update(columns.page_text)
         pager.display = bool(columns.page_text)
         self._dirty = True
+
+    def shown_ids(self) -> list[str]:
+        """The runs the filter lets through, in the config's order (every run without a filter)."""
+        if not self.run_filter:
+            return self.engine.run_ids()
+        return [view.run_id for view in self.board.views() if run_matches(view, self.run_filter)]
+
+    def watch_run_filter(self) -> None:
+        self._layout()
+        if self.is_mounted:
+            self.refresh_views()
+
+    def on_runs_filter_changed(self, message: RunsFilter.Changed) -> None:
+        self.run_filter = message.text
+
+    def on_runs_filter_done(self, message: RunsFilter.Done) -> None:
+        pane = self.query_one(Dashboard) if self.overview else self.query_one(RunsTable)
+        pane.focus()
+
+    def runs_pane_focused(self) -> bool:
+        """The runs table or the overview has the focus (``/`` filters the runs there, searches elsewhere)."""
+        return self.focused is None or isinstance(self.focused, RunsTable | Dashboard)
+
+    def open_run_filter(self) -> None:
+        self.zoomed = False
+        self.query_one(RunsFilter).open()
 
     def on_runs_table_run_selected(self, message: RunsTable.RunSelected) -> None:
         self.selected_run = message.run_id
@@ -188,7 +226,7 @@ class RunsScreen(Screen[None]):
             column.transcript.focus()
 
     def action_step_run(self, step: int) -> None:
-        ids = self.engine.run_ids()
+        ids = self.shown_ids()
         if ids and self.selected_run in ids:
             self.selected_run = ids[(ids.index(self.selected_run) + step) % len(ids)]
 
@@ -214,6 +252,9 @@ class RunsScreen(Screen[None]):
             column.transcript.action_cycle_filter()
 
     def action_search(self) -> None:
+        if self.runs_pane_focused() and not self.zoomed:
+            self.open_run_filter()
+            return
         column = self._selected_column()
         if column is not None:
             column.ask("search")

@@ -1,5 +1,6 @@
 """Every run in two lines — its row (status, phase, evaluations, compactions, clock with the date) and its
-last event — so that an 80×24 terminal shows what all the runs are doing (``o`` on the main screen)."""
+last event — so that an 80×24 terminal shows what all the runs are doing (``o`` on the main screen), under a
+line of column titles that stays as the rows scroll."""
 
 from __future__ import annotations
 
@@ -10,18 +11,20 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
-from textual.geometry import Region, Size
+from textual.geometry import Region, Size, Spacing
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from engine.api import RunView
 from engine.events import Event
-from mmb_tui.event_render import headline
+from mmb_tui.transcript.event_render import headline
 from mmb_tui.view_format import average_label, parse_clock, phase_label, status_text
 
 LINES_PER_RUN = 2
+HEADER_LINES = 1  # the column titles, fixed above the rows as they scroll
 GAP = "  "
+TAIL_WIDTHS = (5, 8, 3)  # the phase, evals and compactions cells (the clock closes the row)
 
 
 def dated_clock(iso: str) -> str:
@@ -63,14 +66,21 @@ class Dashboard(ScrollView, can_focus=True):
         selected = self.run_ids[self._cursor] if self._cursor < len(self._runs) else None
         self._runs = [(view, last_events.get(view.run_id)) for view in views]
         self._cursor = self.run_ids.index(selected) if selected in self.run_ids else 0
-        self.virtual_size = Size(self.size.width, len(self._runs) * LINES_PER_RUN)
+        self._size_content()
         self.refresh()
+
+    def _size_content(self) -> None:
+        self.virtual_size = Size(self.size.width, HEADER_LINES + len(self._runs) * LINES_PER_RUN)
 
     def select(self, run_id: str) -> None:
         if run_id in self.run_ids:
             self._cursor = self.run_ids.index(run_id)
-            self.scroll_to_region(
-                Region(0, self._cursor * LINES_PER_RUN, 1, LINES_PER_RUN), animate=False, immediate=True
+            top = HEADER_LINES + self._cursor * LINES_PER_RUN
+            self.scroll_to_region(  # below the header, which covers the first line of the view
+                Region(0, top, 1, LINES_PER_RUN),
+                spacing=Spacing(HEADER_LINES, 0, 0, 0),
+                animate=False,
+                immediate=True,
             )
             self.refresh()
 
@@ -84,34 +94,41 @@ class Dashboard(ScrollView, can_focus=True):
             self.post_message(self.RunOpened(self.run_ids[self._cursor]))
 
     def on_click(self, event: events.Click) -> None:
-        index = (round(self.scroll_y) + event.y) // LINES_PER_RUN
-        if 0 <= index < len(self._runs):
+        index = (round(self.scroll_y) + event.y - HEADER_LINES) // LINES_PER_RUN
+        if event.y >= HEADER_LINES and 0 <= index < len(self._runs):
             self.select(self.run_ids[index])
             self.post_message(self.RunHighlighted(self.run_ids[index]))
 
     # ---- rendering -----------------------------------------------------------------------------
 
-    def _row(self, view: RunView, width: int) -> Text:
-        idw = max(len(run_id) for run_id in self.run_ids)
-        evals = f"{view.evaluations} · {average_label(view)}" if view.evaluations else "–"
-        tail = Text(GAP).join(
-            [
-                Text(phase_label(view).ljust(5)),
-                Text(evals.ljust(8)),
-                Text(f"✂{view.agent_compactions}".ljust(3)),
-                Text(dated_clock(view.clock)),
-            ]
-        )
-        status_width = max(12, width - idw - len(tail) - 2 * len(GAP))
-        status = status_text(view, time.time(), width=status_width)
-        status.pad_right(status_width - status.cell_len)
+    def _layout(self, width: int) -> tuple[int, int]:
+        """The run id's and the status's widths: the status takes what the id and the fixed cells leave."""
+        idw = max([len("Run"), *(len(run_id) for run_id in self.run_ids)])
+        tail = sum(TAIL_WIDTHS) + len(dated_clock("2026-01-01T00:00")) + len(GAP) * len(TAIL_WIDTHS)
+        return idw, max(12, width - idw - tail - 2 * len(GAP))
+
+    def _cells(self, first: Text, status: Text, tail: list[str], width: int) -> Text:
+        idw, status_width = self._layout(width)
+        status.truncate(status_width, overflow="ellipsis", pad=True)
         row = Text(no_wrap=True, overflow="ellipsis", end="")
-        row.append(view.run_id.ljust(idw), style="bold")
+        row.append_text(first.copy() if first.cell_len >= idw else first + " " * (idw - first.cell_len))
         row.append(GAP)
         row.append_text(status)
-        row.append(GAP)
-        row.append_text(tail)
+        for cell, cell_width in zip(tail, [*TAIL_WIDTHS, 0], strict=True):
+            row.append(GAP + cell.ljust(cell_width))
         return row
+
+    def _row(self, view: RunView, width: int) -> Text:
+        evals = f"{view.evaluations} · {average_label(view)}" if view.evaluations else "–"
+        tail = [phase_label(view), evals, f"✂{view.agent_compactions}", dated_clock(view.clock)]
+        return self._cells(Text(view.run_id, style="bold"), status_text(view, time.time(), None), tail, width)
+
+    def _header(self, width: int) -> Text:
+        """The column titles, each over its cells (the second line of a run, its last event, has none)."""
+        tail = ["Phase", "Evals", "✂", "Clock"]
+        header = self._cells(Text("Run"), Text("Status"), tail, width)
+        header.stylize("bold dim")
+        return header
 
     @staticmethod
     def _event_line(event: Event | None) -> Text:
@@ -124,19 +141,26 @@ class Dashboard(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = max(1, self.scrollable_content_region.width)
-        line_no = round(self.scroll_y) + y
+        if y < HEADER_LINES:  # fixed: the rows scroll under it
+            return (
+                self._strip(self._header(width), width) if self._runs else Strip.blank(width, self.rich_style)
+            )
+        line_no = round(self.scroll_y) + y - HEADER_LINES
         index, part = divmod(line_no, LINES_PER_RUN)
         if index >= len(self._runs):
             return Strip.blank(width, self.rich_style)
         view, event = self._runs[index]
         text = self._row(view, width) if part == 0 else self._event_line(event)
-        console = self.app.console
-        options = console.options.update(width=width, no_wrap=True, overflow="ellipsis")
-        strip = Strip(console.render_lines(text, options, style=self.rich_style)[0])
-        strip = strip.adjust_cell_length(width, self.rich_style)
+        strip = self._strip(text, width)
         if index == self._cursor:
             strip = strip.apply_style(self.get_component_rich_style("dashboard--cursor"))
         return strip
 
+    def _strip(self, text: Text, width: int) -> Strip:
+        console = self.app.console
+        options = console.options.update(width=width, no_wrap=True, overflow="ellipsis")
+        strip = Strip(console.render_lines(text, options, style=self.rich_style)[0])
+        return strip.adjust_cell_length(width, self.rich_style)
+
     def on_resize(self) -> None:
-        self.virtual_size = Size(self.size.width, len(self._runs) * LINES_PER_RUN)
+        self._size_content()

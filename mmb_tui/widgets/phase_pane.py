@@ -9,8 +9,8 @@ from textual.widgets import Static
 
 from engine.api import RunView
 from engine.events import ClockJumped
-from mmb_tui.event_render import score_style
 from mmb_tui.static_text import show_text
+from mmb_tui.transcript.event_render import score_style
 from mmb_tui.view_format import IN_FLIGHT, STATUS_STYLES, phase_label
 from mmb_tui.widgets.virtual_clock import VirtualClock
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from engine.report.entries import ImperfectAnswer, PersonaFault, ReportEntry
-from mmb_tui.event_render import score_style
+from mmb_tui.transcript.event_render import score_style
 
-HINT = "Enter expands · o opens an answer at its event in the transcript · / filters · Esc back"
+HINT = "Enter expands · o opens an answer at its event · / filters · x exports · y copies · Esc back"
 
 
 @dataclass(frozen=True, eq=False)

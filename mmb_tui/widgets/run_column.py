@@ -1,5 +1,5 @@
-"""One run's transcript with a status line above it (run, status and why, phase, filter, search, whether it
-follows the tail) and a prompt below it for a search or an event number."""
+"""One run's transcript with a status line above it (run, status and why — a long reason whole, on more lines —,
+phase, filter, search, whether it follows the tail) and a prompt below it for a search or an event number."""
 
 from __future__ import annotations
 
@@ -15,15 +15,14 @@ from textual.widgets import Input, Static
 from engine.api import RunView
 from engine.events import Event
 from mmb_tui import view_format
-from mmb_tui.event_render import FILTER_LABELS
 from mmb_tui.static_text import show_text
-from mmb_tui.transcript_files import read_tail_events
-from mmb_tui.transcript_seek import events_around
+from mmb_tui.transcript.event_render import FILTER_LABELS
+from mmb_tui.transcript.files import read_tail_events
+from mmb_tui.transcript.seek import events_around
 from mmb_tui.view_format import phase_label, status_text
 from mmb_tui.widgets.transcript_view import TranscriptView
 
 Prompt = Literal["search", "event"]
-HEADER_STATUS_WIDTH = 90  # cells of the status and why in the header (the table's column is narrower)
 
 
 class RunColumn(Vertical):
@@ -145,9 +144,8 @@ class RunColumn(Vertical):
         view = self._view
         if view is not None:
             header.append(" · ")
-            header.append_text(
-                status_text(view, view_format.wall_clock(), HEADER_STATUS_WIDTH, every_reason=True)
-            )
+            # whole: the runs table cuts a long reason to its column; here it wraps onto more lines
+            header.append_text(status_text(view, view_format.wall_clock(), None, every_reason=True))
             header.append(f" · phase {phase_label(view)}")
             if view.node:
                 header.append(f" · on {view.node}")

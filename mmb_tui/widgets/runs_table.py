@@ -83,7 +83,7 @@ class RunsTable(DataTable[str | Text]):
         """The room the other columns leave (each as wide as its widest cell), within the bounds."""
         pad = 2 * self.cell_padding
         others = sum(
-            pad + max(cell_len(label), *(_width(row[key]) for row in rows))
+            pad + max([cell_len(label), *(_width(row[key]) for row in rows)])  # no rows: a filter left none
             for key, label in _COLUMNS
             if key != "status"
         )

@@ -24,11 +24,11 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from engine.events import Event
-from mmb_tui.event_render import FILTER_MODES, FilterMode
-from mmb_tui.repaint_pace import FASTEST, PACE, RepaintPace
-from mmb_tui.transcript_lines import Entry, entry_strips, pick_match
+from mmb_tui.transcript.event_render import FILTER_MODES, FilterMode
+from mmb_tui.transcript.lines import Entry, entry_strips, pick_match
+from mmb_tui.transcript.repaint_pace import FASTEST, PACE, RepaintPace
+from mmb_tui.transcript.window import TranscriptWindow
 from mmb_tui.widgets.tail_scroll_view import TailScrollView
-from mmb_tui.widgets.transcript_window import TranscriptWindow
 
 _MATCH = Binding.Group("Match", compact=True)  # n N in the footer while a search is on
 

@@ -59,7 +59,7 @@ def _config(tmp_path: Path, agent: str) -> Path:
 
 
 def _cli(config: Path) -> list[str]:
-    return [sys.executable, "-m", "mmb_tui.cli", "--config", str(config), "run", "smoke", "--headless"]
+    return [sys.executable, "-m", "mmb_tui.front_ends.cli", "--config", str(config), "run", "smoke", "--headless"]
 
 
 def _play(config: Path) -> subprocess.CompletedProcess[str]:

@@ -15,9 +15,9 @@ from collections import deque
 from collections.abc import Callable, Iterable
 
 from engine.events import Event
-from mmb_tui.event_render import FilterMode, folded_lines, passes
-from mmb_tui.held_events import held
-from mmb_tui.transcript_lines import Entry, day_of, searchable
+from mmb_tui.transcript.event_render import FilterMode, folded_lines, passes
+from mmb_tui.transcript.held_events import held
+from mmb_tui.transcript.lines import Entry, day_of, searchable
 
 
 class TranscriptWindow:

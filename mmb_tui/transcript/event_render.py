@@ -22,7 +22,7 @@ from rich.text import Text
 from engine.event_summary import SHORT, Role, summary_parts
 from engine.events import MARKERS, Event
 from engine.sanitize import printable
-from mmb_tui.held_events import cut_chars
+from mmb_tui.transcript.held_events import cut_chars
 
 # Glyphs of one code point each, of a width every terminal agrees on: the engine's markers with a variation
 # selector (U+FE0F) or a zero-width joiner (U+200D) are drawn two cells wide by some terminals and counted one
@@ -37,7 +37,8 @@ _CELL_SAFE: dict[str, str] = {
     "run_ended": "🏁",
 }
 TUI_MARKERS: dict[str, str] = {**MARKERS, **_CELL_SAFE}
-"""The marker of each event kind as the TUI shows it (the headless printer keeps ``MARKERS``)."""
+"""The marker of each event kind as the TUI and the headless printer show it: ``MARKERS`` with the glyphs that
+terminals draw at different widths replaced."""
 
 
 def marker(kind: str) -> str:

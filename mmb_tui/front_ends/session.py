@@ -41,7 +41,7 @@ from engine.run.lock import owner_of
 
 DETACH_START_SECONDS = 30  # for the background process to take its runs' locks
 TERMINAL_CHECK_SECONDS = 0.5  # how often the app looks whether its terminal is still there
-STOPPED_EXIT = 130  # SIGTERM: as a headless run stopped by a signal (``mmb_tui/headless.py``)
+STOPPED_EXIT = 130  # SIGTERM: as a headless run stopped by a signal (``mmb_tui/front_ends/headless.py``)
 HEADLESS_LABEL = "headless after a hang-up"  # the front end the run locks name once the terminal is gone
 HUNG_UP = select.POLLHUP | select.POLLERR | select.POLLNVAL
 WRITER_STOP_SECONDS = 1.0  # the longest the screen's writer thread is waited for once the terminal is gone
@@ -257,7 +257,7 @@ def detach_runs(config: Config, config_path: Path, run_ids: list[str]) -> int:
     command = [
         sys.executable,
         "-m",
-        "mmb_tui.cli",
+        "mmb_tui.front_ends.cli",
         "--config",
         str(config_path),
         "run",

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from engine.events import EVENT_ADAPTER, Event, parse_event
-from mmb_tui.held_events import held
+from mmb_tui.transcript.held_events import held
 
 log = logging.getLogger(__name__)
 

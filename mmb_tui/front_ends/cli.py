@@ -1,4 +1,4 @@
-"""The ``mmb-tui`` command line: the app (no arguments), run (runs, groups, matrices), compare, validate, report, regrade, serve-scripted."""
+"""The ``mmb-tui`` command line: the app (no arguments), run (runs, groups, matrices), compare, validate, report, memory, regrade, serve-scripted."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from engine.config import Config, ConfigError, load_config
-from mmb_tui.tui_logging import file_log
+from mmb_tui.front_ends.tui_logging import file_log
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -51,6 +51,13 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("run", nargs="?", metavar="RUN-ID")
     report.add_argument("--all", action="store_true", help="every entry, also those a newer one supersedes")
     report.add_argument("--config", default=argparse.SUPPRESS)
+    memory = sub.add_parser("memory", help="the agent's memory files at any moment of a run, and diffs")
+    memory.add_argument("run", metavar="RUN-ID")
+    memory.add_argument("file", nargs="?", metavar="FILE", help="a memory file (default: list them)")
+    memory.add_argument("--at", metavar="MOMENT", help="a phase (its end), start, end (default) or #EVENT")
+    memory.add_argument("--diff", nargs=2, metavar=("A", "B"), help="what changed from moment A to B")
+    memory.add_argument("--snapshots", action="store_true", help="list every snapshot of the history")
+    memory.add_argument("--config", default=argparse.SUPPRESS)
     judge_eval = sub.add_parser(
         "judge-eval", help="measure a judge against labeled answers (agreement, false accepts/rejects)"
     )
@@ -127,6 +134,10 @@ def main(argv: list[str] | None = None) -> int:
             from engine.judge.regrade import main_regrade
 
             return main_regrade(config, args.run, args.judge)
+        if args.command == "memory":
+            from engine.autopsy.memory_command import main_memory
+
+            return main_memory(config, args.run, args.at, args.file, args.diff, args.snapshots)
         if args.command == "report":
             from engine.report.entries import reprint
 
@@ -164,12 +175,12 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
             config, run_ids = select_runs(Path(args.config), args.runs, args.repeats, args.matrix)
             if args.detach:
-                from mmb_tui.session import detach_runs
+                from mmb_tui.front_ends.session import detach_runs
 
                 return detach_runs(config, Path(args.config), run_ids)
             with file_log(_log_path(config)):
                 if args.headless:
-                    from mmb_tui.headless import run_headless
+                    from mmb_tui.front_ends.headless import run_headless
 
                     return asyncio.run(run_headless(config, run_ids))
                 return _run_app(config, Path(args.config), start=run_ids)
@@ -189,7 +200,7 @@ def _run_app(config: Config, config_path: Path, start: list[str]) -> int:
         )
         return 2
     from engine.placement.scheduler import Scheduler
-    from mmb_tui.session import play_app
+    from mmb_tui.front_ends.session import play_app
 
     return asyncio.run(play_app(Scheduler(config, front_end="tui"), config_path, start))
 

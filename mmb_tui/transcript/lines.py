@@ -15,7 +15,7 @@ from rich.text import Span, Text
 from textual.strip import Strip
 
 from engine.events import Event
-from mmb_tui.event_render import body, expanded_parts, headline
+from mmb_tui.transcript.event_render import body, expanded_parts, headline
 
 MATCH_STYLE = "bold reverse"
 
