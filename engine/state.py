@@ -57,9 +57,7 @@ VERSION_KEYS = {  # the keys each version writes (those of JOURNALED in the jour
 # from the grades when read, ``PersonaRecord.count_second_attempts``)
 VERSION_KEYS[3] = VERSION_KEYS[2]
 VERSION_KEYS[4] = VERSION_KEYS[3] | {"changed_from"}  # a fact's text before its last change (premises)
-VERSION_KEYS[5] = VERSION_KEYS[4] | {
-    "transcript_sha256"
-}  # the checkpointed transcript's digest ("": unchecked)
+VERSION_KEYS[5] = VERSION_KEYS[4] | {"transcript_sha256"}  # the checkpointed transcript's digest
 RETIRED = frozenset({"inflight_message"})  # keys a version 1 state may hold that nothing reads (dropped)
 WAY_OUT = "restore the file from a copy, or delete the run's folder to start over (nothing was changed)"
 
