@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -273,7 +274,8 @@ def _duplicate_key(text: str) -> str:
     silently, so a run defined first would be lost without a word."""
     twice: list[str] = []
 
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    def pairs(found: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+        items = list(found)
         keys = [key for key, _ in items]
         twice.extend(key for n, key in enumerate(keys) if key in keys[:n])
         return dict(items)
