@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
+import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -20,7 +21,11 @@ from pydantic import BaseModel, Field
 
 from engine.clock import Clock
 from engine.config import did_you_mean
+from engine.events import ActionKind
 from engine.models.base import ChatModel, Usage
+
+SCRATCH = "scratch"  # ``memory_files``' default: the folder (under ``run_dir/memory``) a copy is read from
+SKIPPED_NOTE = "skipped.txt"  # a copy's note of what it left out (adapters/agent_files.py), not a memory file
 
 # --- what goes over the interface -----------------------------------------------------------------
 
@@ -45,6 +50,17 @@ class Observation(BaseModel):
     tokens_before: int | None = None
     tokens_after: int | None = None
     detail: str = ""
+
+
+class AgentAction(BaseModel):
+    """One tool call the agent made between two messages, read from its own records (``agent_actions``)."""
+
+    tool: str  # the agent's own name of the tool (``memory``, ``write``, ``exec``)
+    kind: ActionKind = "other"
+    target: str = ""  # the memory file it wrote or read, as named in ``memory_files`` (else the path it gave)
+    # what it did, e.g. ``replace: "locker 212" → "locker 305"`` (its event keeps ACTION_TEXT characters)
+    summary: str = ""
+    error: str = ""  # the tool's own failure, when it reported one
 
 
 class AgentStatus(BaseModel):
@@ -228,8 +244,34 @@ class AgentAdapter(ABC):
         return []
 
     def snapshot_memory(self, label: str) -> Path | None:
-        """Copy the agent's memory files to ``run_dir/memory/<label>/`` and return that folder. Default:
-        ``None`` (nothing to copy)."""
+        """Copy the agent's memory files to ``run_dir/memory/<label>/`` and return that folder (a whole copy; the
+        run itself keeps the memory's history through ``memory_files``). Default: ``None`` (nothing to copy)."""
+        return None
+
+    def memory_files(self) -> dict[str, bytes] | None:
+        """The agent's memory files as they are now, by their names in its memory (``MEMORY.md``,
+        ``memory/2026-03-01.md``), each read without following a link the agent planted; the run keeps their
+        history (``engine/autopsy/history.py``). None: no memory access (its memory is not files, or the adapter
+        cannot reach them): its wrong answers are then never traced to memory. Default: the files of a
+        ``snapshot_memory`` copy into a scratch folder, removed at once (an adapter that only copies); None
+        when it copies nothing."""
+        scratch = self.snapshot_memory(SCRATCH)
+        if scratch is None:
+            return None
+        try:
+            return {
+                path.relative_to(scratch).as_posix(): path.read_bytes()
+                for path in sorted(scratch.rglob("*"))
+                if path.is_file() and not path.is_symlink() and path.name != SKIPPED_NOTE
+            }
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    async def agent_actions(self) -> list[AgentAction] | None:
+        """The tool calls the agent made since the last call (memory writes, file reads and writes, commands),
+        read from its own records, oldest first; the run records each as an ``agent_action`` event after every
+        message. What it keeps to know where it stopped belongs in ``export_state``, so that a resume reads the
+        calls after its checkpoint again. Default: None, none exposed (the report says so once)."""
         return None
 
     def export_state(self) -> dict[str, Any]:
@@ -249,6 +291,7 @@ BUILTIN_ENTRIES: tuple[tuple[str, str], ...] = (
     ("openai-endpoint", "adapters.openai_endpoint:OpenAIEndpointAdapter"),
     ("hermes", "adapters.hermes:HermesAdapter"),
     ("openclaw", "adapters.openclaw:OpenClawAdapter"),
+    ("letta", "adapters.letta:LettaAdapter"),
 )
 
 

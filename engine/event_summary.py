@@ -96,6 +96,13 @@ def _raw_parts(event: Event) -> list[Part]:
                 else ""
             )
             return [(f"agent compaction in phase {event.phase_index + 1}{sizes} {event.detail}", "plain")]
+        case "agent_action":
+            acted: list[Part] = [(f"agent {event.action}: ", "plain"), (event.tool, "name")]
+            if event.target:
+                acted.append((f" {event.target}", "args"))
+            if event.summary:
+                acted.append((f" — {one_line(event.summary)}", "plain"))
+            return acted + ([(f" ✗ {one_line(event.error)}", "error")] if event.error else [])
         case "session_switched":
             how = " (ignored by this run)" if event.ignored else ""
             who = " by the operator" if event.by_operator else ""

@@ -31,6 +31,12 @@ CutShort = Literal["", "persona model", "agent reply", "judge model", "back-off"
 failure; "" nothing."""
 
 
+ActionKind = Literal["memory write", "memory read", "file write", "file read", "command", "search", "other"]
+"""What one of the agent's own tool calls did (``AgentActed``), for its marker and the report's counts."""
+# characters of an action's summary kept in its event (a whole file written is not repeated)
+ACTION_TEXT = 300
+
+
 class TerminationReason(enum.StrEnum):
     """Why a run's loop ended."""
 
@@ -165,6 +171,18 @@ class AgentCompacted(_Event):
     detail: str = ""  # the adapter's words
 
 
+class AgentActed(_Event):
+    """🧰 a tool call the agent under test made, read from its own records (a memory write, a read, a command)."""
+
+    kind: Literal["agent_action"] = "agent_action"
+    tool: str  # the agent's own name of the tool
+    action: ActionKind = "other"  # what it did: memory write, memory read, file write, command, …
+    target: str = ""  # the memory file (or path) it wrote or read
+    summary: str = ""  # what it did, cut to ACTION_TEXT characters
+    error: str = ""  # the tool's own failure, when it reported one
+    phase_index: int = 0  # 0-based phase it happened in
+
+
 class SessionSwitched(_Event):
     """🔄 the agent started a new conversation (long-term memory kept)."""
 
@@ -247,6 +265,7 @@ Event = Annotated[
     | JudgeGraded
     | PersonaCompacted
     | AgentCompacted
+    | AgentActed
     | SessionSwitched
     | ClockJumped
     | HookFired
@@ -275,6 +294,7 @@ MARKERS: dict[str, str] = {
     "judge_graded": "⚖️",
     "persona_compacted": "✂️",
     "agent_compacted": "✂️",
+    "agent_action": "🧰",
     "session_switched": "🔄",
     "clock_jumped": "⏩",
     "hook_fired": "🪝",

@@ -74,16 +74,18 @@ ALLOWED: dict[str, set[str]] = {
     FOUNDATION: set(),
     "persona": {FOUNDATION},
     "grading": {FOUNDATION, "persona"},
-    "report": {FOUNDATION, "grading"},
-    "judge": {FOUNDATION, "persona", "grading", "report"},
-    "run": {FOUNDATION, "persona", "grading", "report", "judge"},
-    "comparison": {FOUNDATION, "persona", "grading", "report", "judge"},
-    "placement": {FOUNDATION, "persona", "grading", "report", "judge", "run", "comparison"},
+    "autopsy": {FOUNDATION, "grading"},
+    "report": {FOUNDATION, "grading", "autopsy"},
+    "judge": {FOUNDATION, "persona", "grading", "autopsy", "report"},
+    "run": {FOUNDATION, "persona", "grading", "autopsy", "report", "judge"},
+    "comparison": {FOUNDATION, "persona", "grading", "autopsy", "report", "judge"},
+    "placement": {FOUNDATION, "persona", "grading", "autopsy", "report", "judge", "run", "comparison"},
 }
 """Which packages each may import: the foundation (events, commands, clock, config, state, agents, api, …;
-the benchmark format; the models) under the persona, the grading contract, the report, the judge, the run,
-comparison of runs, and placement (scheduler, executors, Ray) on top. Nothing in ``engine`` imports placement
-but the front ends."""
+the benchmark format; the models) under the persona, the grading contract, the memory autopsy (the agent's
+memory history and the attribution of wrong answers to it), the report, the judge, the run, comparison of runs,
+and placement (scheduler, executors, Ray) on top. Nothing in ``engine`` imports placement but the front
+ends."""
 
 
 def package_of(module: str) -> str | None:

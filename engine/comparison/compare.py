@@ -22,6 +22,7 @@ from typing import Any, TextIO
 
 from engine.benchmark.model import Benchmark
 from engine.comparison.figures import GroupFigures, group_figures
+from engine.comparison.flips import repeat_lines
 from engine.comparison.results import ResultError, RunResult, has_result, load_result, repeats_on_disk
 from engine.comparison.stats import CONFIDENCE, RESAMPLES, SEED, Estimate
 from engine.config import Config
@@ -276,6 +277,9 @@ def main_compare(
     out.write(
         "pass^k: a check answered right (7/10 or more) in all of k runs drawn from n, mean over checks\n"
     )
+    if across := repeat_lines(config, figures):  # flips per check with their memory classes, noise floors
+        out.write("across repeats (flip rate: the share of pairs of repeats that disagree on a check):\n")
+        out.write("".join(f"  {line}\n" for line in across))
     for path, text in (
         (csv_path, as_csv(figures)),
         (json_path, json.dumps(as_json(figures), indent=2) + "\n"),

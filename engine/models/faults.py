@@ -21,6 +21,7 @@ from typing import Literal, cast, get_args
 from urllib.parse import parse_qs
 
 from engine.models.base import ChatModel, Completion, Message, ModelError, ToolCall, ToolSchema
+from engine.models.scripted_memory import PLANS
 
 FaultKind = Literal["429", "500", "hang", "bad_json", "no_choices", "bad_args", "empty", "plain_text", "echo"]
 FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
@@ -42,6 +43,8 @@ class ScriptedName:
     faults: dict[int, FaultKind] = field(default_factory=dict)
     reasoning: bool = False  # ``?reasoning=1``: attach a reasoning text (served as ``reasoning_content``)
     slips: frozenset[str] = frozenset()  # ``?slips=echo,skip_edit``: scripted/persona plays these slips
+    # ``?plan=save,twice``: scripted/agent's memory faults (``scripted_memory.py``)
+    plan: frozenset[str] = frozenset()
 
 
 def _parse_faults(name: str, text: str) -> dict[int, FaultKind]:
@@ -74,13 +77,20 @@ def parse_scripted_name(name: str) -> ScriptedName:
     """Split ``base?faults=...&reasoning=1``; a bad option is a ModelError naming it."""
     base, _, query = name.partition("?")
     options = parse_qs(query, keep_blank_values=True)
-    unknown = sorted(set(options) - {"faults", "reasoning", "slips"})
+    unknown = sorted(set(options) - {"faults", "reasoning", "slips", "plan"})
     if unknown:
-        raise ModelError(f"model {name!r}: unknown option {unknown[0]!r} (known: faults, reasoning, slips)")
+        raise ModelError(
+            f"model {name!r}: unknown option {unknown[0]!r} (known: faults, reasoning, slips, plan)"
+        )
     faults = _parse_faults(name, ",".join(options.get("faults", [])))
     reasoning = options.get("reasoning", ["0"])[-1].lower() in ("1", "true", "yes", "on")
     slips = frozenset(s.strip() for s in ",".join(options.get("slips", [])).split(",") if s.strip())
-    return ScriptedName(base=base, faults=faults, reasoning=reasoning, slips=slips)
+    plan = frozenset(s.strip() for s in ",".join(options.get("plan", [])).split(",") if s.strip())
+    if plan - PLANS:
+        raise ModelError(
+            f"model {name!r}: unknown plan {sorted(plan - PLANS)[0]!r} (known: {', '.join(PLANS)})"
+        )
+    return ScriptedName(base=base, faults=faults, reasoning=reasoning, slips=slips, plan=plan)
 
 
 def _send_message_text(call: ToolCall) -> str | None:

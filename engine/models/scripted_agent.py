@@ -3,9 +3,11 @@
 Served by ``engine.models.server``; the agent sends it its whole request (system prompt, history, tool
 schemas) and this model decides from that alone, so the agent's own machinery is what gets exercised:
 
-- "remember ..." / "note ..." with a memory-writing tool on offer: Hermes gets a ``memory`` call
-  (``action=add``); OpenClaw gets ``read`` of ``MEMORY.md`` then ``write`` of it with the fact appended.
-  After the write's tool result it answers ``Saved.``
+- "remember ..." / "note ..." (with the plan ``save``: any statement) with a memory-writing tool on offer:
+  Hermes gets a ``memory`` call (``add``, or ``replace`` of the entry the fact updates); OpenClaw gets ``read``
+  of ``MEMORY.md`` then ``write`` of it with the fact appended (or ``edit`` of the line it updates). After the
+  last write's tool result it answers ``Saved.`` A plan (``scripted/agent?plan=skip``) plants a memory fault:
+  an update skipped, reverted, kept twice, or a question answered from nothing (``scripted_memory.py``).
 - a compaction request (a summarisation prompt listing ``## `` headings) gets a summary that echoes every
   heading (OpenClaw's safeguard rejects summaries without them) with the conversation's statements.
 - "what is the date/time today" gets the date found in the latest timestamped user message
@@ -25,6 +27,14 @@ from datetime import datetime
 from typing import Any
 
 from engine.models.base import Completion, Message, ToolCall, ToolSchema, Usage
+from engine.models.scripted_memory import (
+    PLANS,
+    edit_names,
+    file_tool_plan,
+    look_in_notes,
+    memory_tool_plan,
+    planted_answer,
+)
 from engine.models.scripted_recall import content_words
 from engine.models.tokens import count_text, count_tokens
 
@@ -32,8 +42,6 @@ NAME = "scripted/agent"
 SAVED = "Saved."
 NOTED = "Noted."
 DONT_KNOW = "I don't know — you didn't tell me that."
-MEMORY_FILE = "MEMORY.md"
-MEMORY_FILE_HEADER = "# MEMORY.md\n\n"
 
 _REMEMBER = re.compile(r"^\s*(?:please\s+)?(?:remember|note)\b[:,]?\s*(?:that\s+)?(?P<fact>.+)", re.I | re.S)
 _DATE_QUESTION = re.compile(
@@ -48,6 +56,7 @@ _SUMMARY_REQUEST = re.compile(r"summar(?:y|ize|ise|isation|ization)", re.I)
 _INTERNAL = ("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT", "<<<BEGIN_")
 _RUNTIME_TRAILER = re.compile(r"\n\s*Runtime: agent=.*$", re.S)
 _SENTENCES = re.compile(r"(?<=[.!])\s+|\n+")
+_SEARCH_WORDS = frozenset({"search", "memory", "memorie", "earlier", "conversation", "note", "check", "look"})
 _BOILERPLATE_LINE = re.compile(r"^\s*(?:#|<!--|\||```|-{3,}|={3,}|═)")
 
 
@@ -96,20 +105,6 @@ def _calls_in_turn(messages: list[Message], start: int) -> list[tuple[str, dict[
     return calls
 
 
-def _last_tool_result(messages: list[Message]) -> str:
-    for message in reversed(messages):
-        if message.get("role") == "tool":
-            return text_of(message.get("content"))
-    return ""
-
-
-def _read_result_content(result: str) -> str:
-    """The file text inside a ``read`` tool result; '' when the file does not exist."""
-    if re.search(r"\b(ENOENT|no such file|not found|does not exist)\b", result, re.I):
-        return ""
-    return result
-
-
 class _Call:
     counter = 0
 
@@ -121,22 +116,27 @@ class _Call:
         )
 
 
-def remember_step(messages: list[Message], start: int, fact: str, tools: set[str]) -> ToolCall | str | None:
-    """The next step of saving ``fact``: a tool call, ``Saved.``, or None when no memory tool is offered."""
-    calls = _calls_in_turn(messages, start)
-    done = {name for name, _ in calls}
-    if "memory" in tools:
-        if "memory" in done:
-            return SAVED
-        return _Call.make("memory", {"action": "add", "target": "memory", "content": fact})
-    if "write" in tools:
-        if "write" in done:
-            return SAVED
-        if "read" in tools and "read" not in done:
-            return _Call.make("read", {"path": MEMORY_FILE})
-        existing = _read_result_content(_last_tool_result(messages)) if "read" in done else ""
-        body = existing.rstrip("\n") + "\n" if existing.strip() else MEMORY_FILE_HEADER
-        return _Call.make("write", {"path": MEMORY_FILE, "content": f"{body}- {fact}\n"})
+def remember_step(
+    messages: list[Message],
+    start: int,
+    fact: str,
+    tools: list[ToolSchema] | None,
+    plan: frozenset[str] = frozenset(),
+) -> ToolCall | str | None:
+    """The next step of saving ``fact`` (``engine/models/scripted_memory.py``, with the plan's faults): a tool
+    call, ``Saved.`` once every call is made, or None when no memory tool is offered."""
+    names = _tool_names(tools)
+    made = _calls_in_turn(messages, start)
+    if "memory" in names:
+        planned = memory_tool_plan(messages[:start], fact, plan)
+        done = sum(1 for name, _ in made if name == "memory")
+        return _Call.make("memory", planned[done]) if done < len(planned) else SAVED
+    if "write" in names:
+        step = file_tool_plan(messages, start, fact, plan, edit_names(tools), can_read="read" in names)
+        if isinstance(step, str):
+            return _Call.make("read", {"path": step})
+        done = sum(1 for name, _ in made if name in ("write", "edit"))
+        return _Call.make(*step[done]) if done < len(step) else SAVED
     return None
 
 
@@ -206,8 +206,9 @@ def today(messages: list[Message], user_index: int) -> str | None:
 
 
 def recall(question: str, messages: list[Message], user_index: int) -> str | None:
-    """The context line sharing the most (rarity-weighted) content words with ``question``."""
-    wanted = content_words(question)
+    """The context line sharing the most (rarity-weighted) content words with ``question`` (a request to search
+    looks for what it asks, not for the words "search your memory")."""
+    wanted = content_words(question) - _SEARCH_WORDS or content_words(question)
     if not wanted:
         return None
     candidates: list[str] = []
@@ -233,7 +234,18 @@ def recall(question: str, messages: list[Message], user_index: int) -> str | Non
     return best[1] if best else None
 
 
-def respond(messages: list[Message], tools: list[ToolSchema] | None) -> ToolCall | str:
+def fact_to_save(question: str, plan: frozenset[str]) -> str | None:
+    """The fact a message asks to save ("remember …"); with the ``save`` plan, any statement."""
+    remember = _REMEMBER.match(question)
+    if remember:
+        return remember.group("fact").strip()
+    statement = "?" not in question and len(question.strip()) > 3 and not _DATE_QUESTION.search(question)
+    return question.strip() if "save" in plan and statement else None
+
+
+def respond(
+    messages: list[Message], tools: list[ToolSchema] | None, plan: frozenset[str] = frozenset()
+) -> ToolCall | str:
     """The next step for this request: a tool call or the reply text."""
     prompt = _summary_prompt(messages)
     if prompt is not None:
@@ -242,27 +254,34 @@ def respond(messages: list[Message], tools: list[ToolSchema] | None) -> ToolCall
     if index < 0:
         return NOTED
     question = clean_user_text(text_of(messages[index].get("content")))
-    remember = _REMEMBER.match(question)
-    if remember:
-        step = remember_step(messages, index, remember.group("fact").strip(), _tool_names(tools))
+    fact = fact_to_save(question, plan)
+    if fact:
+        step = remember_step(messages, index, fact, tools, plan)
         return step if step is not None else NOTED
     if _DATE_QUESTION.search(question):
         date = today(messages, index)
         return f"Today is {date}." if date else "I don't know today's date."
     if "?" in question:
-        return recall(question, messages, index) or DONT_KNOW
+        if (look := look_in_notes(messages, index, tools, plan)) is not None:
+            return _Call.make("read", {"path": look})
+        return planted_answer(question, plan) or recall(question, messages, index) or DONT_KNOW
     return NOTED
 
 
 class ScriptedAgentModel:
     """A ChatModel for real agents: deterministic, tool-using, reads only what the agent sends."""
 
-    def __init__(self) -> None:
+    def __init__(self, plan: frozenset[str] = frozenset()) -> None:
+        if plan - PLANS:
+            raise ValueError(
+                f"unknown memory plan {sorted(plan - PLANS)[0]!r} (known: {', '.join(sorted(PLANS))})"
+            )
         self.name = NAME
+        self.plan = plan  # the memory faults it plants (``engine/models/scripted_memory.py``)
 
     async def complete(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> Completion:
         """One step: a memory tool call, or a reply; usage counts the whole request like a real model."""
-        step = respond(messages, tools)
+        step = respond(messages, tools, self.plan)
         prompt_tokens = (
             count_tokens(messages) + count_text(json.dumps(tools)) if tools else count_tokens(messages)
         )

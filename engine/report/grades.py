@@ -19,12 +19,12 @@ import sys
 from collections import Counter, defaultdict
 from datetime import date
 
+from engine.autopsy.run_autopsy import RunAutopsy
 from engine.benchmark.check_kinds import INFERRED_MARK, kinds_of
 from engine.benchmark.model import Benchmark
 from engine.benchmark.templates import render_templates
 from engine.config import JudgeLead
 from engine.events import EvaluationLogged, JudgeGraded
-from engine.autopsy.run_autopsy import RunAutopsy
 from engine.models.judges import PASS_SCORE
 from engine.report.autopsy_lines import attribution_line, summary_line
 from engine.report.tally import LEADS, Tally, agreement, current_grades, disagreements, not_judged, tally

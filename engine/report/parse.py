@@ -197,7 +197,8 @@ class ReportEntry:
     def summary_lines(self) -> list[str]:
         """The 📊 lines other than the imperfect answers and persona faults themselves (and the memory autopsy's
         line under an answer)."""
-        return [line for line in self.lines if not is_answer_line(line) and not line.startswith(ATTRIBUTION_MARK)]
+        beside = ATTRIBUTION_MARK  # the memory autopsy's line belongs to the answer above it
+        return [line for line in self.lines if not is_answer_line(line) and not line.startswith(beside)]
 
 
 def _score(entry: ReportEntry, match: re.Match[str]) -> None:

@@ -14,6 +14,10 @@ checks asked after the agent's context was last cleared, beside the score of an 
 ``Context:`` line says when the context was cleared, or that the run measures in-context recall; a ``Persona
 reliability:`` line counts the persona's model calls, refused calls, guard trips, replaced grades and faults.
 
+The memory autopsy (issue 33, ``RunAutopsy``, ``engine/report/autopsy_lines.py``): a ``Memory autopsy:`` line of
+counts per class among the figures, a ``↳ memory:`` line under each imperfect answer naming its class with its
+evidence, and an ``Agent actions:`` line beside the agent's compactions.
+
 An ``Agent context:`` line gives the size of the agent's context before the exam and its peak, where the adapter
 reports sizes. An ``Operator:`` line lists the operator's interventions and a ``Waits over a minute:`` line the
 long waits, read from the transcript (issue 25, ``engine/report/interventions.py``). A run's entries are linked
@@ -31,9 +35,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from engine.autopsy.run_autopsy import RunAutopsy
 from engine.benchmark.model import Benchmark
 from engine.config import JudgeLead
 from engine.events import TerminationReason
+from engine.report.autopsy_lines import actions_line
 from engine.report.grades import REPLY_CROP as REPLY_CROP  # imported from here (tests)
 from engine.report.grades import grade_lines as grade_lines  # imported from here (the regrade)
 from engine.report.grades import one_line
@@ -62,13 +68,15 @@ class RunSummary:
     provenance: Provenance = field(default_factory=Provenance)
     lead: JudgeLead | None = None  # with a judge: which grades the figures count; None: no judge
     interventions: InterventionLog | None = None  # the operator's actions, the long waits (None: no lines)
+    autopsy: RunAutopsy | None = None  # the memory autopsy (issue 33; None: no lines)
 
 
 def format_entry(run: RunSummary, now: datetime | None = None) -> str:
     """The report entry of ``run`` (``now``: the wall-clock time to date it, UTC by default)."""
     state, bench = run.state, run.bench
     stamp = (now or datetime.now(UTC)).astimezone(UTC)
-    headline, figures = grade_lines(bench, state.evaluations, state.judge_grades, run.lead, state.start_date)
+    grades = (state.evaluations, state.judge_grades, run.lead, state.start_date)
+    headline, figures = grade_lines(bench, *grades, run.autopsy)
     planned = [c.id for c in bench.checks()]
     lines = [f"## {stamp:%Y-%m-%d %H:%M} UTC — {run.run_id}: {bench.name} @ {run.agent}"]
     lines.append("📊 " + headline)
@@ -97,6 +105,8 @@ def format_entry(run: RunSummary, now: datetime | None = None) -> str:
         )
     lines.append(f"📊 Persona compactions: {state.persona_compactions}")
     lines.append("📊 " + _agent_compactions_line(run))
+    if run.autopsy is not None:
+        lines.append("📊 " + actions_line(run.autopsy))
     if context := agent_context_line(bench, state):
         lines.append("📊 " + context)
     tokens = run.tokens

@@ -19,6 +19,7 @@ from engine.events import (
 )
 from engine.grading.contract import keep_exchange
 from engine.grading.premises import log_sent
+from engine.run.memory_keeper import MemoryKeeper
 from engine.run.parts import RunSettings
 from engine.run.recorder import ChannelRecorder
 from engine.sanitize import shorten_reply, valid_text
@@ -42,8 +43,10 @@ class AgentChannel:
         settings: RunSettings,
         run_id: str,
         virtual_time: bool,
+        memory: MemoryKeeper,
     ) -> None:
         self.rec = recorder
+        self.memory = memory  # the agent's memory history and its own actions (engine/run/memory_keeper.py)
         self.adapter = adapter
         self.settings = settings
         self.run_id = run_id
@@ -72,6 +75,8 @@ class AgentChannel:
             if not replies:  # the message goes again when the step is made again (checked with the agent)
                 raise
         keep_exchange(self.rec.state, text, replies)
+        await self.memory.actions()  # what the agent did for this message, then its memory if that changed
+        await self.memory.take("message")
         # the persona gets each reply shortened to the limit (marked); the transcript keeps them whole
         body = (
             "\n\n".join(shorten_reply(r, settings.max_reply_chars) for r in replies)
@@ -118,7 +123,8 @@ class AgentChannel:
                 last = self.last_activity = monotonic()
             status = await self.adapter.get_status()
             if status is not None:
-                self.record(status)
+                if self.record(status):
+                    await self.memory.take("compaction")
                 if status.state == "sleeping" and (
                     replies or monotonic() - last >= settings.agent_quiet_seconds
                 ):
@@ -135,14 +141,16 @@ class AgentChannel:
         """Whether the agent sleeps: its own word, or no reply activity for a poll interval."""
         status = await self.adapter.get_status()
         if status is not None:
-            self.record(status)
+            if self.record(status):
+                await self.memory.take("compaction")
             return status.state == "sleeping"
         return monotonic() - self.last_activity >= self.settings.time_master_poll
 
-    def record(self, status: AgentStatus) -> None:
+    def record(self, status: AgentStatus) -> bool:
         """What the adapter saw inside the agent, kept for the report, never graded: its compactions, and
-        its context sizes (each observation's in order, then the size it reports now)."""
+        its context sizes (each observation's in order, then the size it reports now); whether it compacted."""
         rec = self.rec
+        compacted = False
         for obs in status.observations:
             for size in (obs.tokens_before, obs.tokens_after):
                 self._context_size(size)
@@ -156,7 +164,9 @@ class AgentChannel:
             )
             rec.emit(event)
             rec.state.agent_observations.append(event)
+            compacted = True
         self._context_size(status.context_tokens)
+        return compacted
 
     def _context_size(self, tokens: int | None) -> None:
         """A size of the agent's context, kept when it differs from the last one kept (the series is a step
@@ -173,7 +183,7 @@ class AgentChannel:
         if self.settings.ignore_session_break and not by_operator:
             rec.emit(SessionSwitched(ignored=True))
             return False
-        self.adapter.snapshot_memory(f"before-session-phase-{rec.state.phase_index + 1}")
+        await self.memory.take("session")  # the memory the new session starts from
         await self.adapter.start_new_conversation()
         rec.emit(SessionSwitched(by_operator=by_operator))
         return True

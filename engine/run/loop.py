@@ -14,6 +14,7 @@ from typing import Any
 from engine import persona_record
 from engine.agents import AdapterError
 from engine.api import Observer
+from engine.autopsy.run_autopsy import run_autopsy
 from engine.benchmark.model import Phase
 from engine.commands import CallInterrupted, Command, CommandResult
 from engine.events import (
@@ -41,6 +42,7 @@ from engine.report.writer import REPORT_NAME, RunSummary, append_once, new_entry
 from engine.run.agent_channel import REPLY_PREFIX, AgentChannel
 from engine.run.checkpoint import LOCAL_TOOLS
 from engine.run.liveness import report_retries
+from engine.run.memory_keeper import MemoryKeeper
 from engine.run.operator import OperatorDesk
 from engine.run.parts import AgentDidNotStart, RunParts
 from engine.run.phase_start import start_phase
@@ -79,7 +81,9 @@ class Run(RunTools):
         self.liveness = self.recorder.liveness  # what the run waits for (``engine/run/liveness.py``)
         report_retries(self.persona_model, self.recorder)
         virtual_time = self.bench.time_master
-        self.agent = AgentChannel(self.recorder, self.adapter, self.settings, self.run_id, virtual_time)
+        memory = MemoryKeeper(self.recorder, self.adapter, self.run_dir)  # its history, the agent's actions
+        channel = (self.recorder, self.adapter, self.settings, self.run_id, virtual_time, memory)
+        self.agent = AgentChannel(*channel)
         self.operator = OperatorDesk(self)
         self.time = TimeMaster(
             self.recorder,
@@ -119,7 +123,8 @@ class Run(RunTools):
         who = (self.run_id, self.adapter.name, self.bench, self.state)
         ended = (self.termination, self.clock.now(), self.meter.as_dict(), self.provenance)
         lead = self.judge.lead if self.judge else None
-        return RunSummary(*who, *ended, lead, read_interventions(self.recorder.transcript.path))
+        autopsy = run_autopsy(self.run_dir, self.state.evaluations, self.agent.memory.exposes_actions)
+        return RunSummary(*who, *ended, lead, read_interventions(self.recorder.transcript.path), autopsy)
 
     async def new_session(self, by_operator: bool = False) -> bool:
         return await self.agent.new_session(by_operator)
@@ -167,6 +172,7 @@ class Run(RunTools):
             self.emit(ErrorOccurred(message=f"agent did not start: {exc}", where="agent"))
             raise AgentDidNotStart(f"agent did not start: {exc}") from None
         await self.agent.tell_time()
+        await self.agent.memory.take("start")  # the memory it starts (or resumes) from
         opening = ""
         if self.state.phases_started == 0:
             await self._start_phase(0)
@@ -244,7 +250,7 @@ class Run(RunTools):
                 await self.recorder.writer.flush()
                 self._append_pending_report()
                 if reason is TerminationReason.FINISHED:  # only once the report has it
-                    self.adapter.snapshot_memory("end")
+                    await self.agent.memory.take("end")
                     self.set_status("finished")
                 elif reason is TerminationReason.CRASHED:
                     self.set_status("crashed", self.state.reason or "engine error")
@@ -306,7 +312,8 @@ class Run(RunTools):
                 self.emit(event)
             for message in refusal.messages:
                 self.append_message(message)
-            self.save()
+            if refusal.messages:  # an echo's dropped cycle changed nothing: a kill replays it from a save
+                self.save()
             return
         self._slips.clear()
         content = (completion.content or "").strip()
@@ -314,8 +321,7 @@ class Run(RunTools):
             self.append_message({"role": "assistant", "content": content})
             reply = await self.agent.deliver(content)
             self.append_message({"role": "user", "content": reply})
-            if refusal.messages:  # an echo's dropped cycle changed nothing: a kill replays it from a save
-                self.save()
+            self.save()
             return
         if content:
             self.emit(PersonaThinking(text=content))
@@ -354,6 +360,8 @@ class Run(RunTools):
         return self.bench.phases[min(self.state.phase_index, len(self.bench.phases) - 1)]
 
     async def _start_phase(self, index: int) -> None:
+        if index > 0:  # the memory at the end of the phase before
+            await self.agent.memory.take("phase")
         await start_phase(
             self.state,
             self.bench,

@@ -52,8 +52,9 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--all", action="store_true", help="every entry, also those a newer one supersedes")
     report.add_argument("--config", default=argparse.SUPPRESS)
     memory = sub.add_parser("memory", help="the agent's memory files at any moment of a run, and diffs")
-    memory.add_argument("run", metavar="RUN-ID")
-    memory.add_argument("file", nargs="?", metavar="FILE", help="a memory file (default: list them)")
+    memory.add_argument(
+        "what", nargs="+", metavar="RUN-ID [FILE]", help="a run, and a memory file (default: list)"
+    )
     memory.add_argument("--at", metavar="MOMENT", help="a phase (its end), start, end (default) or #EVENT")
     memory.add_argument("--diff", nargs=2, metavar=("A", "B"), help="what changed from moment A to B")
     memory.add_argument("--snapshots", action="store_true", help="list every snapshot of the history")
@@ -87,6 +88,17 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    """The arguments; ``memory RUN --at 2 FILE``: a FILE after an option is its too (argparse would refuse it)."""
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and (args.command != "memory" or any(e.startswith("-") for e in extra)):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if extra:
+        args.what += extra
+    return args
+
+
 def _config(path: str) -> Config:
     return load_config(Path(path))
 
@@ -103,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     from engine.run.lock import private_umask
 
     private_umask()  # all it and its agents write (results/, mmb-tui.log) is 0600/0700
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     if args.detach and args.command != "run":
         print(
             "mmb-tui: --detach plays named runs in the background: mmb-tui --detach run RUN-ID…",
@@ -137,7 +149,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "memory":
             from engine.autopsy.memory_command import main_memory
 
-            return main_memory(config, args.run, args.at, args.file, args.diff, args.snapshots)
+            if len(args.what) > 2:
+                print("mmb-tui memory: RUN-ID [FILE]: one run and at most one file", file=sys.stderr)
+                return 2
+            run, file = args.what[0], (args.what[1:] or [None])[0]
+            return main_memory(config, run, args.at, file, args.diff, args.snapshots)
         if args.command == "report":
             from engine.report.entries import reprint
 
