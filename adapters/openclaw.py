@@ -28,7 +28,8 @@ What OpenClaw 2026.9.6 needs and does (verified headless, no Docker, against the
 - Memory: the agent writes ``workspace/MEMORY.md`` with its ordinary tools (AGENTS.md tells it to), injected
   into new sessions; ``memory/*.md`` (a pre-compaction "memory flush" writes ``memory/YYYY-MM-DD.md``) is
   reached through its memory tools.
-- Transcripts: SQLite, read for compactions by ``adapters/openclaw_transcript.py``. The session's messages
+- Transcripts: SQLite, read for compactions by ``adapters/openclaw_transcript.py`` and for its own tool calls
+  by ``adapters/openclaw_actions.py`` (``agent_actions``; the last seq read per session in the adapter's state). The session's messages
   (user messages as sent, no time stamp) come from ``chat.history`` over the WebSocket, for
   ``check_delivery``; a user message is stored before the agent answers it.
 - Upstream it always streams chat completions, with a ~41K-character system prompt. Its safeguard
@@ -44,6 +45,9 @@ What OpenClaw 2026.9.6 needs and does (verified headless, no Docker, against the
   turn's HTTP request held open and ``/readyz`` answering 503 ``{"ready": false, "failing":
   ["gateway-draining"]}``; killed, its connections close a moment before its exit can be seen. An error says
   which (``server_state``, ``LocalAgentAdapter.agent_state``), never "is running" for a gateway that is gone.
+- Its home is the agent's to write in (with its shell and file tools): its config, log, transcript database,
+  workspace and memory are read and written through ``LocalAgentAdapter.folder``, never through a link it
+  put there (such a link is refused and the run waits, naming it).
 """
 
 from __future__ import annotations
@@ -63,6 +67,8 @@ import httpx
 from adapters.base import AdapterContext, AdapterError, Observation
 from adapters.install import install_helpers, install_openclaw, node_bin_dir, openclaw_command
 from adapters.local_agent import COMMON_OPTIONS, LocalAgentAdapter
+from adapters.memory_read import read_memory
+from adapters.openclaw_actions import ActionReader
 from adapters.openclaw_config import (
     API_KEY_ENV,
     HOST_TOOLS,
@@ -73,13 +79,22 @@ from adapters.openclaw_config import (
     write_config,
 )
 from adapters.openclaw_session import session_of
-from adapters.openclaw_transcript import TRANSCRIPT_DB, compaction_rows, tokens_of
+from adapters.openclaw_transcript import TRANSCRIPT_DB, TranscriptReader, tokens_of
 from adapters.options import check_known, every_problem
 from adapters.ports import free_port, port_is_free
+from engine.agents import AgentAction
 
 GATEWAY_TITLE = "openclaw-gateway"  # the process title the gateway gives itself (its /proc cmdline)
 SESSION = "main"
 SESSION_KEY = f"agent:main:{SESSION}"
+# in the agent's folder (``LocalAgentAdapter.folder``)
+HOME = Path("home")
+WORKSPACE = HOME / "workspace"
+CONFIG = HOME / "openclaw.json"
+LOG = HOME / "openclaw.log"
+# its memory: the workspace's MEMORY.md and memory/*.md (a pre-compaction flush writes memory/YYYY-MM-DD.md)
+MEMORY_FILES = [(WORKSPACE / "MEMORY.md", "MEMORY.md")]
+MEMORY_FOLDERS = [(WORKSPACE / "memory", ".md", "memory/")]
 
 
 class OpenClawAdapter(LocalAgentAdapter):
@@ -101,10 +116,14 @@ class OpenClawAdapter(LocalAgentAdapter):
             check_known(ctx.options, COMMON_OPTIONS | OPTIONS, self.name)
             super().__init__(ctx)
             self.settings = OpenClawSettings.from_options(ctx.options, host_tools=self.sandboxed)
-        self.home = self.agent_dir / "home"
-        self.workspace = self.home / "workspace"
-        self.log_path = self.home / "openclaw.log"
-        self.config_path = self.home / "openclaw.json"
+        self.home = self.agent_dir / HOME
+        self.workspace = self.agent_dir / WORKSPACE
+        self.log_path = self.agent_dir / LOG
+        self.config_path = self.agent_dir / CONFIG
+        self.transcript = TranscriptReader(self.folder, HOME / TRANSCRIPT_DB)
+        self.actions = ActionReader(
+            self.folder, HOME / TRANSCRIPT_DB
+        )  # its tool calls, read after each message
         self.port = 0
         self.token = ""
         self._log_offset = 0
@@ -112,7 +131,7 @@ class OpenClawAdapter(LocalAgentAdapter):
 
     # --- lifecycle --------------------------------------------------------------------------------
 
-    async def create_session(self, name: str) -> None:
+    async def start_session(self, name: str) -> None:
         """Start the gateway over this run's home (first start, resume or revive).
 
         The port and the config stay what they were for the run: the port is the config's own, kept unless
@@ -122,30 +141,32 @@ class OpenClawAdapter(LocalAgentAdapter):
         """
         command = openclaw_command()
         endpoint = await self.backend.start()
-        self.home.mkdir(parents=True, exist_ok=True)
-        previous = configured_port(self.config_path)
+        self.folder.make_dirs(HOME)
+        previous = configured_port(self.folder, CONFIG)
         await self.process.end_stale([previous] if previous else [])  # a gateway an engine killed left behind
         self.port = previous if previous and port_is_free(previous) else free_port()
         self.token = secrets.token_urlsafe(24)
         self._write_config(endpoint)
         env = self._env(endpoint)
-        if not (self.workspace / "AGENTS.md").exists():
+        if not self.folder.is_file(WORKSPACE / "AGENTS.md"):
             await self._setup(command, env)
         self._log_offset = self._log_size()
-        self._seen_compactions = {
-            key for key, _ in compaction_rows(self.home / TRANSCRIPT_DB, self._seen_compactions)
+        self.transcript = TranscriptReader(self.folder, HOME / TRANSCRIPT_DB)  # read whole again
+        self._seen_compactions |= {
+            key for key, _ in self.transcript.rows(self._seen_compactions)
         }  # a resumed run: already reported
         self.start_agent([*command, "gateway", "run"], env, self.home, titles=[GATEWAY_TITLE])
         await self.process.wait_ready(self._ready, self.start_timeout, interval=0.5)
 
     async def destroy_session(self) -> None:
         await self.close()
-        previous = configured_port(self.config_path)
+        previous = configured_port(self.folder, CONFIG)
         await self.process.end_stale([previous] if previous else [])  # before its pid file is wiped
         self.wipe_agent_dir()
         self.conversation = 1
         self._log_offset = 0
         self._seen_compactions = set()
+        self.actions.seen = {}
 
     async def start_new_conversation(self) -> None:
         self.require_running()
@@ -155,7 +176,7 @@ class OpenClawAdapter(LocalAgentAdapter):
     # --- chat -------------------------------------------------------------------------------------
 
     async def send_message(self, text: str) -> None:
-        self.require_running()
+        await self.before_message()
         body = {"model": "openclaw/default", "messages": [{"role": "user", "content": text}]}
         headers = {"Authorization": f"Bearer {self.token}", "x-openclaw-session-key": SESSION}
         try:
@@ -239,14 +260,25 @@ class OpenClawAdapter(LocalAgentAdapter):
         ]
 
     def snapshot_memory(self, label: str) -> Path | None:
-        files = [(self.workspace / "MEMORY.md", "MEMORY.md")]
-        memory_dir = self.workspace / "memory"
-        if memory_dir.is_dir():
-            files += [(path, f"memory/{path.name}") for path in sorted(memory_dir.glob("*.md"))]
-        return self.copy_memory(label, files)
+        return self.copy_memory(label, MEMORY_FILES, MEMORY_FOLDERS)
+
+    def memory_files(self) -> dict[str, bytes] | None:
+        return read_memory(self.folder, MEMORY_FILES, MEMORY_FOLDERS)
+
+    async def agent_actions(self) -> list[AgentAction] | None:
+        """Its tool calls stored in its transcript since the last look (``adapters/openclaw_actions.py``)."""
+        return await asyncio.to_thread(self.actions.new_actions)
+
+    def export_state(self) -> dict[str, Any]:
+        return {**super().export_state(), "actions_seen": dict(self.actions.seen)}
+
+    def import_state(self, data: dict[str, Any]) -> None:
+        super().import_state(data)
+        seen = data.get("actions_seen")
+        self.actions.seen = {str(k): int(v) for k, v in seen.items()} if isinstance(seen, dict) else {}
 
     def collect_observations(self) -> None:
-        for key, event in compaction_rows(self.home / TRANSCRIPT_DB, self._seen_compactions):
+        for key, event in self.transcript.rows(self._seen_compactions):
             if key not in self._seen_compactions:
                 self._seen_compactions.add(key)
                 self.observe(
@@ -257,14 +289,7 @@ class OpenClawAdapter(LocalAgentAdapter):
                         detail="compacted",
                     )
                 )
-        if self._log_size() < self._log_offset:
-            self._log_offset = 0
-        try:
-            with self.log_path.open("rb") as handle:
-                handle.seek(self._log_offset)
-                chunk = handle.read()
-        except OSError:
-            return
+        self._log_offset, chunk = self.folder.read_appended(LOG, self._log_offset)
         complete = chunk[: chunk.rfind(b"\n") + 1]
         self._log_offset += len(complete)
         for line in complete.decode("utf-8", errors="replace").splitlines():
@@ -302,7 +327,7 @@ class OpenClawAdapter(LocalAgentAdapter):
     def _write_config(self, endpoint: dict[str, str]) -> None:
         """Write this run's config, or merge its values into the existing one when they changed."""
         config = run_config(self.settings, endpoint, self.port, self.workspace, self.log_path)
-        write_config(self.config_path, config)
+        write_config(self.folder, CONFIG, config)
 
     async def _setup(self, command: list[str], env: dict[str, str]) -> None:
         """Seed the workspace (AGENTS.md, SOUL.md, ...) and skip the first-run ritual."""
@@ -326,7 +351,7 @@ class OpenClawAdapter(LocalAgentAdapter):
         if result.returncode != 0:
             output = (result.stdout + result.stderr).strip().splitlines()[-8:]
             raise AdapterError("openclaw: `setup --baseline` failed:\n" + "\n".join(output))
-        (self.workspace / "BOOTSTRAP.md").unlink(missing_ok=True)
+        self.folder.unlink(WORKSPACE / "BOOTSTRAP.md")
 
     async def server_state(self) -> str | None:
         """The gateway's own word (``/readyz``): None when ready; ``is stopping or restarting`` while it drains
@@ -354,7 +379,4 @@ class OpenClawAdapter(LocalAgentAdapter):
         return bool(response.json().get("ready"))
 
     def _log_size(self) -> int:
-        try:
-            return self.log_path.stat().st_size
-        except OSError:
-            return 0
+        return self.folder.size(LOG)

@@ -4,18 +4,22 @@
 OpenClaw adds its own keys to the file (``meta``, ``agents.entries``) and keeps a last-good copy; a config
 rewritten without ``meta`` is taken as clobbered and restored. So the file is rewritten only when a value
 really changed, and then merged into what is there (``merge_config``), OpenClaw's additions kept.
+
+The file lies in the agent's folder (OpenClaw writes it too): it is read and written through the folder's
+``AgentFolder`` (``adapters/safe_files.py``), never through a link the agent put in its place.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from adapters.base import AdapterError
 from adapters.options import opt_bool, opt_flags, opt_number, opt_str, problem
+from adapters.safe_files import AgentFolder
 
 OPTIONS = {
     "openclaw_context_window",
@@ -38,6 +42,7 @@ DENIED_WHEN_OFF = {
 API_KEY_ENV = "BENCH_LLM_API_KEY"
 # whole subtrees of the config this adapter owns: replaced, not merged (a switch turned off leaves nothing)
 REPLACED = {("tools",)}
+CONFIG_LIMIT = 4 * 1024 * 1024  # bytes of the config read at most
 
 
 @dataclass(frozen=True)
@@ -163,28 +168,32 @@ def merge_config(
     return merged
 
 
-def read_config(path: Path) -> dict[str, Any]:
-    """The config OpenClaw keeps (it writes plain JSON); {} when absent or unreadable."""
+def read_config(folder: AgentFolder, relative: Path) -> dict[str, Any]:
+    """The config OpenClaw keeps at ``relative`` in the agent's folder (it writes plain JSON); {} when absent or
+    not JSON; an ``UnsafePath`` when a link or a special file stands in its place."""
+    text = folder.read_text(relative, CONFIG_LIMIT)
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        value = json.loads(text) if text else {}
+    except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
 
 
-def write_config(path: Path, wanted: dict[str, Any]) -> None:
-    """Write the config at ``path``, or merge ``wanted`` into the existing one when a value changed."""
-    current = read_config(path)
+def write_config(folder: AgentFolder, relative: Path, wanted: dict[str, Any]) -> None:
+    """Write the config, or merge ``wanted`` into the existing one when a value changed: a new file (0600)
+    renamed over its name, never written through what the agent put there (refused, naming it)."""
+    current = read_config(folder, relative)
     merged = merge_config(current, wanted) if current else wanted
     if merged == current:
         return  # unchanged: OpenClaw's file and its last-good copy stay as they are
-    tmp = path.with_name(f".{path.name}.mmb-tmp")
-    tmp.write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
+    folder.write_text(relative, json.dumps(merged, indent=2) + "\n")
 
 
-def configured_port(path: Path) -> int | None:
-    """``gateway.port`` of the config at ``path`` (the port of its last start), if any."""
-    port = (read_config(path).get("gateway") or {}).get("port")
-    return port if isinstance(port, int) and not isinstance(port, bool) else None
+def configured_port(folder: AgentFolder, relative: Path) -> int | None:
+    """``gateway.port`` of the config (the port of its last start), if any (None when it cannot be read
+    safely: the write that follows refuses what is wrong)."""
+    try:
+        port = (read_config(folder, relative).get("gateway") or {}).get("port")
+    except AdapterError:
+        return None
+    return port if isinstance(port, int) and not isinstance(port, bool) and 0 < port < 65536 else None

@@ -4,20 +4,32 @@ Transcripts live in ``$OPENCLAW_STATE_DIR/agents/main/agent/openclaw-agent.sqlit
 ``transcript_events``. It has no type column: a compaction is marked inside ``event_json`` (``"type":
 "compaction"`` with ``tokensBefore``/``tokensAfter``), and large events are stored zstd-compressed in
 ``event_zstd``; the ``navigation_json`` record of a compaction still carries ``tokensBefore``.
+
+The database lies in the agent's folder, which the agent may fill with links and FIFOs: SQLite would follow a
+link (and create its ``-shm`` beside what it names), so ``TranscriptReader`` reads a copy, taken without
+following a link (``AgentFolder.copy_out``) into a private temporary folder, whenever the database or its
+write-ahead log changed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import sqlite3
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from adapters.install import node_bin_dir
+from adapters.safe_files import AgentFolder
+
+log = logging.getLogger(__name__)
 
 TRANSCRIPT_DB = Path("state") / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+DB_LIMIT = 512 * 1024 * 1024  # a database (or log) longer than this is not copied to be read (logged)
+Signature = tuple[tuple[int, int, int] | None, ...]
 # large transcript events are stored zstd-compressed; Node 24 (installed for OpenClaw) can inflate them
 _INFLATE_JS = 'process.stdout.write(require("zlib").zstdDecompressSync(require("fs").readFileSync(0)))'
 
@@ -48,6 +60,46 @@ def compaction_rows(path: Path, seen: set[str]) -> list[tuple[str, dict[str, Any
         if isinstance(event, dict) and event.get("type") == "compaction":
             rows.append((key, event))
     return rows
+
+
+class TranscriptReader:
+    """The compactions of OpenClaw's transcript database at ``relative`` in the agent's ``folder``, read from a
+    copy taken without following a link, again only when the database or its log changed."""
+
+    def __init__(self, folder: AgentFolder, relative: Path) -> None:
+        self.folder = folder
+        self.relative = relative
+        self._read: Signature | None = None  # the files as they were at the last read
+
+    def rows(self, seen: set[str]) -> list[tuple[str, dict[str, Any]]]:
+        """``compaction_rows`` of the database now; [] when nothing changed since the last call. A link or a
+        special file in place of the database is an ``UnsafePath`` (the run waits, naming it)."""
+        signature = self._signature()
+        if signature == self._read:
+            return []
+        if any(part is not None and part[0] > DB_LIMIT for part in signature):
+            self._read = signature  # said once
+            log.warning(
+                "%s: over %d bytes, not read for compactions", self.folder.path(self.relative), DB_LIMIT
+            )
+            return []
+        with tempfile.TemporaryDirectory(prefix="mmb-openclaw-") as scratch:
+            copy = Path(scratch) / self.relative.name
+            for source, present in zip(self._files(), signature, strict=True):
+                if present is not None:
+                    with contextlib.suppress(FileNotFoundError):  # gone meanwhile
+                        self.folder.copy_out(source, copy.with_name(source.name), DB_LIMIT)
+            self._read = signature  # copied: a refusal above is raised again at the next look
+            return compaction_rows(copy, seen)
+
+    def _files(self) -> tuple[Path, Path]:
+        return self.relative, self.relative.with_name(self.relative.name + "-wal")
+
+    def _signature(self) -> Signature:
+        found = (self.folder.lstat(path) for path in self._files())
+        return tuple(
+            None if info is None else (info.st_size, info.st_mtime_ns, info.st_ino) for info in found
+        )
 
 
 def tokens_of(value: Any) -> int | None:

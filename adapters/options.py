@@ -123,3 +123,42 @@ def opt_flags(
         return frozenset(value)
     message = f"{key}: must be true, false or a list of {', '.join(repr(c) for c in allowed)}, got {value!r}"
     return problem(message, frozenset(allowed) if default else frozenset())
+
+
+# --- the agent folder's size (``agent_disk_mb``, the local agents: ``adapters/local_agent.py``) --------------
+
+DISK_KEY = "agent_disk_mb"
+DEFAULT_DISK_MB = 2048  # far above what a real run's agent keeps (its memory, sessions, logs: a few MB)
+
+
+def opt_disk_mb(options: dict[str, Any]) -> int:
+    """``agent_disk_mb``: the most the agent's folder (``results/<run>/agent``) may hold, in MB (1 MB = 1024²
+    bytes), checked before each message; a whole number from 1, ``DEFAULT_DISK_MB`` when absent."""
+    return int(opt_number(options, DISK_KEY, DEFAULT_DISK_MB, 1, 10**7, integer=True) or DEFAULT_DISK_MB)
+
+
+def opt_table(options: dict[str, Any], key: str, fields: dict[str, tuple[int, int, int]]) -> dict[str, int]:
+    """An object of integers, ``fields``: name -> ``(default, low, high)``; each name absent takes its default.
+
+    Problems name the key and the field: ``agent_limits.processes: must be an integer between 16 and 100000,
+    got 3``; an unknown field names the known ones."""
+    defaults = {name: default for name, (default, _, _) in fields.items()}
+    value = options.get(key, {})
+    if not isinstance(value, dict):
+        example = ", ".join(f'"{name}": {default}' for name, default in list(defaults.items())[:2])
+        return problem(f"{key}: must be an object such as {{{example}}}, got {value!r}", defaults)
+    unknown = [name for name in value if name not in fields]
+    if unknown:
+        what = "unknown field" if len(unknown) == 1 else "unknown fields"
+        known = ", ".join(sorted(fields))
+        return problem(f"{key}: {what} {', '.join(map(repr, unknown))} (known: {known})", defaults)
+    table = dict(defaults)
+    for name, (default, low, high) in fields.items():
+        got = value.get(name, default)
+        if isinstance(got, bool) or not isinstance(got, int) or not low <= got <= high:
+            table[name] = problem(
+                f"{key}.{name}: must be an integer between {low} and {high}, got {got!r}", default
+            )
+        else:
+            table[name] = got
+    return table

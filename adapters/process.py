@@ -11,9 +11,13 @@ How an agent is tied to its run:
   from a thread that lives as long as the run (the engine starts them on its asyncio loop thread; never from
   a short-lived worker thread). Only the group leader gets the signal; the agents' helper children notice
   their parent's death on their own, and the pid file below catches anything left.
-- **A pid file** (``agent.pid`` in the run's agent folder, ``adapters/agent_pid.py``): the next start of the
-  same run ends the agent an earlier start left running, if the pid still names that very process
+- **A pid file** (``agent.pid`` in the run's ``adapter`` folder, ``adapters/agent_pid.py``): the next start of
+  the same run ends the agent an earlier start left running, if the pid still names that very process
   (``end_stale``). A pid reused by another program is left alone.
+- **Its log and pid file out of its reach**: the agent's stdout and stderr are appended to ``process.log``
+  beside the pid file, in a folder the sandbox hides (never the agent's own, where it could plant a link the
+  engine would write through, or a pid record naming a host process for the engine to end); both are opened
+  without following a link all the same (``O_NOFOLLOW``).
 - Every live group is also remembered at module level and killed at interpreter exit.
 - **A sandbox** (``adapters/sandbox.py``): the group leader is then bubblewrap; a stop's SIGTERM goes to the
   agent's processes, not to it (``terminate``), and bubblewrap's ``--die-with-parent`` ends the sandbox with the
@@ -28,6 +32,7 @@ import contextlib
 import ctypes
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -40,6 +45,7 @@ from adapters.base import AdapterError
 from adapters.sandbox import is_sandbox_process
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+LOG_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
 DEATH_SIGNAL = signal.SIGKILL
 _LIVE_GROUPS: set[int] = set()
 
@@ -84,9 +90,13 @@ def die_with_parent(parent_pid: int) -> Callable[[], None]:
 
 
 def tail(path: Path, lines: int = 20, max_chars: int = 4000) -> str:
-    """The last ``lines`` lines of a text file ('' when missing), for error messages."""
+    """The last ``lines`` lines of a text file ('' when missing, or not a regular file), for error messages."""
     try:
-        with path.open("rb") as handle:
+        with os.fdopen(
+            os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC), "rb"
+        ) as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return ""
             handle.seek(0, os.SEEK_END)
             size = handle.tell()
             handle.seek(max(0, size - max_chars * 4))
@@ -147,7 +157,11 @@ class AgentProcess:
         if self.alive():
             raise AdapterError(f"{self.label} is already running (pid {self.pid})")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with self.log_path.open("ab") as log:
+        try:
+            log_fd = os.open(self.log_path, LOG_FLAGS, 0o600)
+        except OSError as exc:
+            raise AdapterError(f"{self.label} did not start: {self.log_path}: {exc.strerror}") from None
+        with os.fdopen(log_fd, "ab") as log:
             try:
                 self.popen = subprocess.Popen(
                     argv,

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from adapters.agent_pid import read_pid_file  # noqa: E402
-from adapters.local_agent import PID_FILE  # noqa: E402
+from adapters.local_agent import OWN_DIR, PID_FILE  # noqa: E402
 from engine.config import load_config  # noqa: E402
 from engine.events import Event  # noqa: E402
 from engine.placement.scheduler import Scheduler  # noqa: E402
@@ -66,7 +66,7 @@ async def measure(agent: str, benchmark: str, folder: Path) -> tuple[float | Non
     scheduler = Scheduler(load_config(folder / "config.jsonc"))
     first = FirstReply()
     scheduler.add_observer(first)
-    pid_file = folder / "results" / "r" / "agent" / PID_FILE
+    pid_file = folder / "results" / "r" / OWN_DIR / PID_FILE
     started = time.monotonic()
     await scheduler.start("r")
     peak = 0.0

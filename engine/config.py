@@ -1,4 +1,9 @@
-"""``config.jsonc`` (SPEC §5): JSON with comments, validated with pydantic; errors name the key path."""
+"""``config.jsonc`` (SPEC §5): JSON with comments, validated with pydantic; errors name the key path.
+
+A run id names the run's folder (``results/<run id>/``): it is a name, never a path (``run_id_problem``),
+checked as written, before repeats and matrices are expanded (the ids they make are names by construction,
+``engine/expand.py``), and again on every run of the validated config.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +25,30 @@ from engine.models.faults import scripted_name_problem
 
 class ConfigError(Exception):
     """A one-line error naming the file and the key path."""
+
+
+RUN_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
+RUN_ID_MAX = 200  # characters of a run id as written: room for the suffixes of its repeats
+FOLDER_NAME_MAX = 255  # characters of any run id, made ones included: a folder name
+
+
+def run_id_problem(run_id: str, longest: int = FOLDER_NAME_MAX) -> str:
+    """Why ``run_id`` cannot name a run's folder ("" when it can): letters, digits, ``-``, ``_`` and ``.``, not
+    starting with a dot (no separator, no ``..``, no hidden folder), at most ``longest`` characters."""
+    if RUN_ID.fullmatch(run_id) and len(run_id) <= longest:
+        return ""
+    return (
+        f"the run id {run_id!r} is not a name: letters, digits, '-', '_' and '.' only, not starting with '.', "
+        f"at most {longest} characters (it names the run's folder under results/)"
+    )
+
+
+def _run_ids_problem(runs: Any) -> str:
+    """Every bad run id of a ``runs`` object, on one line ("" when they are all names)."""
+    if not isinstance(runs, dict):
+        return ""
+    problems = (run_id_problem(str(run_id), RUN_ID_MAX) for run_id in runs)
+    return "; ".join(f"runs: {problem}" for problem in problems if problem)
 
 
 def did_you_mean(name: str, known: list[str]) -> str:
@@ -206,6 +235,9 @@ class ExecutorConfig(_Strict):
     address: str | None = None  # "auto", "ray://host:port"; unset: a local Ray instance is started
     resources: ResourcesConfig = Field(default_factory=ResourcesConfig)  # for every run (a run's own win)
     max_restarts: int = Field(default=3, ge=0)  # new actors for a run whose actor or node died
+    # which node a run goes to among those that can hold it: the one with the fewest of this engine's runs per
+    # CPU ("spread": a matrix uses every node at once), or the one with the most ("pack": fills a node first)
+    placement: Literal["spread", "pack"] = "spread"
 
 
 class RunConfig(BaseModel):
@@ -248,6 +280,15 @@ class Config(_Strict):
     groups: dict[str, Group] = Field(default_factory=dict, exclude=True)
     # the repeats asked for on the command line (``run X --repeats N``): a reload reads the file with them
     repeat_overrides: dict[str, int] = Field(default_factory=dict, exclude=True)
+
+    @field_validator("runs")
+    @classmethod
+    def _names(cls, runs: dict[str, RunConfig]) -> dict[str, RunConfig]:
+        """Every run id is a name (``run_id_problem``): never a path out of the results folder."""
+        problems = [problem for run_id in runs if (problem := run_id_problem(run_id))]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return runs
 
     def benchmark_path(self, name: str) -> Path:
         path = Path(name)
@@ -310,6 +351,8 @@ def parse_config(
         raise ConfigError(f"{source}: not valid JSONC: {exc}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the top level must be an object")
+    if problem := _run_ids_problem(raw.get("runs")):  # as written: a repeated run's id names its repeats
+        raise ConfigError(f"{source}: {problem}")
     try:
         expansion = expand(raw, repeats)
     except ExpandError as exc:

@@ -14,9 +14,9 @@ from adapters.install import parse_agents
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_no_argument_means_both_agents() -> None:
+def test_no_argument_means_every_agent() -> None:
     # Python 3.11's argparse rejected the empty list of a nargs="*" positional with choices ("invalid choice: []")
-    assert parse_agents([]) == ["hermes", "openclaw"]
+    assert parse_agents([]) == ["hermes", "openclaw", "letta"]
 
 
 def test_named_agents_in_order_without_repeats() -> None:
@@ -36,9 +36,11 @@ def test_main_installs_what_was_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(install, "install_sandbox", lambda: "bwrap")
     monkeypatch.setattr(install, "install_hermes", lambda: done.append("hermes"))
     monkeypatch.setattr(install, "install_openclaw", lambda: done.append("openclaw"))
+    monkeypatch.setattr(install, "install_letta", lambda: done.append("letta"))
     assert install.main([]) == 0
     assert install.main(["hermes"]) == 0
-    assert done == ["hermes", "openclaw", "hermes"]
+    assert install.main(["letta", "hermes"]) == 0
+    assert done == ["hermes", "openclaw", "letta", "hermes", "letta", "hermes"]
 
 
 def test_main_reports_a_failed_step(
@@ -58,7 +60,7 @@ def test_the_module_command_line_parses_without_arguments() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "adapters.install", "--help"], cwd=ROOT, capture_output=True, text=True
     )
-    assert done.returncode == 0 and "hermes or openclaw" in done.stdout
+    assert done.returncode == 0 and "hermes, openclaw, letta" in done.stdout
 
 
 def test_a_missing_sandbox_it_cannot_install_is_one_line_saying_how(

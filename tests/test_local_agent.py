@@ -1,21 +1,30 @@
-"""What the real-agent adapters share, offline: the minimal environment and the delivery check's reading of
-an agent's session (``adapters/local_agent.py``). The real agents are exercised in ``tests/agents/``."""
+"""What the real-agent adapters share, offline: the minimal environment, the delivery check's reading of an
+agent's session, and the agent's folder under attack in whole runs (issue 32: a link planted in place of a
+file the engine writes, links and FIFOs in the memory folder, a folder over ``agent_disk_mb``), with a local
+process as the agent (``adapters/local_agent.py``). The real agents are exercised in ``tests/agents/``."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
 from pathlib import Path
 
 import pytest
+from engine_helpers import make_config, play
 
-from adapters.base import AdapterContext
+from adapters.base import AdapterContext, AdapterError
 from adapters.hermes import HermesAdapter
-from adapters.local_agent import delivery_in
+from adapters.local_agent import LocalAgentAdapter, delivery_in
 from adapters.openclaw import session_of
 from adapters.ports import free_port
+from engine.autopsy.history import MemoryHistory
 from engine.clock import Clock
+from engine.events import TerminationReason
+from engine.models.base import Message
+from engine.models.scripted_recall import answer
+from engine.run.loop import Run
 
 
 def test_the_last_user_message_answered_is_replied() -> None:
@@ -115,3 +124,157 @@ async def test_the_agent_state_says_what_is_true_of_a_process_and_its_server(tmp
     finally:
         await adapter.close()
         os.umask(umask)  # the agent's start set this process's own (``PrivateAgentProcess``)
+
+
+# --- the agent's folder under attack, in whole runs (issue 32) -----------------------------------------------
+
+AGENT_SCRIPT = "import time; print('agent up', flush=True); time.sleep(600)"
+CANARY = "host file: must stay byte-identical\n"
+SECRET = "root-only-secret-7d31"
+
+
+class FolderAgent(LocalAgentAdapter):
+    """A real local process as the agent (it sleeps), answered by lexical recall in the engine, which writes its
+    config and keeps its memory in its home as Hermes does; each subclass's ``attack`` is what a hostile agent
+    does with its own tools at its second message. Named ``test_local_agent:<class>`` in configs; the run key
+    ``host`` is the folder of the host files it aims at."""
+
+    name = "folder-agent"
+
+    def __init__(self, ctx: AdapterContext) -> None:
+        super().__init__(ctx)
+        self.host = Path(str(ctx.options["host"]))
+        self.context: list[Message] = []
+        self.messages = 0
+
+    async def start_session(self, name: str) -> None:
+        self.folder.write_text("home/config.json", '{"port": 1}\n')  # as Hermes' .env and config.yaml
+        if not self.process.alive():
+            self.process.start(
+                [sys.executable, "-c", AGENT_SCRIPT], self.process_env(self.agent_dir, {}), tmp()
+            )
+
+    async def send_message(self, text: str) -> None:
+        await self.before_message()
+        self.messages += 1
+        if self.messages == 2:
+            self.attack(self.agent_dir / "home")
+        self.context += [{"role": "user", "content": text}]
+        reply = answer(self.context)
+        self.context += [{"role": "assistant", "content": reply}]
+        self.folder.write_text("home/memories/MEMORY.md", f"{reply}\n")
+        self.record_reply(reply)
+
+    async def destroy_session(self) -> None:
+        self.wipe_agent_dir()
+
+    def snapshot_memory(self, label: str) -> Path | None:
+        return self.copy_memory(label, [], [(Path("home/memories"), ".md", "")])
+
+    def attack(self, home: Path) -> None:
+        """What the agent does to its own folder (subclasses)."""
+
+
+class LinkPlanter(FolderAgent):
+    """Replaces its config with a link to a host file, forges a pid record and a log in its folder, then kills
+    its own process: the engine revives it."""
+
+    def attack(self, home: Path) -> None:
+        (home / "config.json").unlink()
+        (home / "config.json").symlink_to(self.host / "canary.txt")
+        (self.agent_dir / "agent.pid").write_text(
+            json.dumps({"pid": 1, "pgid": 1, "cmdline": "x", "cwd": "/"})
+        )
+        (self.agent_dir / "process.log").symlink_to(self.host / "canary.txt")
+        assert self.process.pid is not None
+        os.killpg(self.process.pid, signal.SIGKILL)
+        raise AdapterError(f"{self.name}: chat request failed: ConnectionResetError()")
+
+
+class MemoryLinker(FolderAgent):
+    """Points its memory at a host file only root may read, and fills it with a link to a host folder."""
+
+    def attack(self, home: Path) -> None:
+        (home / "memories" / "USER.md").symlink_to(self.host / "secret.txt")
+        (home / "memories" / "host.md").symlink_to(self.host)
+        os.mkfifo(home / "memories" / "pipe.md")
+
+
+class Filler(FolderAgent):
+    """Writes 3 MB into its folder."""
+
+    def attack(self, home: Path) -> None:
+        (home / "big.bin").write_bytes(os.urandom(3 * 1024 * 1024))
+
+
+def tmp() -> Path:
+    return Path(os.environ.get("TMPDIR") or "/tmp")
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Path:
+    outside = tmp_path / "host"
+    outside.mkdir()
+    (outside / "canary.txt").write_text(CANARY)
+    (outside / "secret.txt").write_text(SECRET)
+    (outside / "secret.txt").chmod(0o600)
+    return outside
+
+
+async def play_attacked(tmp_path: Path, host: Path, agent: str, **keys: object) -> tuple[Run, Path]:
+    run_keys = {"benchmark": "agent_smoke", "agent": f"test_local_agent:{agent}", "host": str(host), **keys}
+    config = make_config(tmp_path, {"r": {**run_keys, "virtual_time": False, "agent_sandbox": "none"}})
+    run = await play(config, "r")
+    assert (host / "canary.txt").read_text() == CANARY and sorted(p.name for p in host.iterdir()) == [
+        "canary.txt",
+        "secret.txt",
+    ]
+    for path in config.results_path().rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            assert SECRET not in path.read_text(errors="replace"), path
+    return run, config.results_path() / "r"
+
+
+async def test_a_link_planted_in_place_of_a_config_is_refused_and_the_run_waits_naming_it(
+    tmp_path: Path, host: Path
+) -> None:
+    run, run_dir = await play_attacked(tmp_path, host, "LinkPlanter")
+    assert run.termination is TerminationReason.WAITING and run.state.status == "waiting"
+    refused = f"refused {run_dir / 'agent' / 'home' / 'config.json'}: a symbolic link"
+    assert refused in run.state.reason and "not started again" in run.state.reason, run.state.reason
+    log = (run_dir / "adapter" / "process.log").read_text()  # the engine's own log, out of the agent's reach
+    assert log.count("agent up") == 1 and (run_dir / "agent" / "process.log").is_symlink()
+    assert not (run_dir / "adapter" / "agent.pid").exists()  # the process ended: its own record went with it
+
+
+async def test_links_in_the_memory_folder_are_left_out_of_the_memory_and_its_history(
+    tmp_path: Path, host: Path
+) -> None:
+    run, run_dir = await play_attacked(tmp_path, host, "MemoryLinker")
+    assert run.termination is TerminationReason.FINISHED, run.state.reason
+    history = MemoryHistory(run_dir)  # the memory the run kept after every message (stored compressed)
+    snapshots = history.snapshots()
+    assert snapshots and {name for shot in snapshots for name in shot.files} == {"MEMORY.md"}  # the rest: out
+    assert all(SECRET not in (history.text(shot, "MEMORY.md") or "") for shot in snapshots)
+    adapter = run.adapter
+    assert isinstance(adapter, FolderAgent)
+    snapshot = adapter.snapshot_memory("end")
+    assert snapshot is not None and sorted(p.name for p in snapshot.iterdir()) == ["MEMORY.md", "skipped.txt"]
+    note = (snapshot / "skipped.txt").read_text()
+    assert (
+        "USER.md: a symbolic link" in note
+        and "host.md: a symbolic link" in note
+        and "pipe.md: a FIFO" in note
+    )
+
+
+async def test_an_agent_folder_over_its_size_makes_the_run_wait_naming_the_folder_and_the_size(
+    tmp_path: Path, host: Path
+) -> None:
+    run, run_dir = await play_attacked(tmp_path, host, "Filler", agent_disk_mb=2)
+    assert run.termination is TerminationReason.WAITING
+    assert f"the agent's folder {run_dir / 'agent'} holds 3.0 MB in " in run.state.reason, run.state.reason
+    assert "over agent_disk_mb (2 MB)" in run.state.reason
+    (tmp_path / "again").mkdir()
+    run, _ = await play_attacked(tmp_path / "again", host, "Filler", agent_disk_mb=4)
+    assert run.termination is TerminationReason.FINISHED, run.state.reason

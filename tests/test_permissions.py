@@ -49,7 +49,7 @@ NOBODY = 65534
 
 
 class ProcessAgent(LocalAgentAdapter):
-    """A real local agent process (``agent/process.log``, a home it writes its memory in, a pid file), whose
+    """A real local agent process (``adapter/process.log``, a home it writes its memory in, a pid file), whose
     answers are made in the engine by lexical recall. Named ``test_permissions:ProcessAgent`` in configs."""
 
     name = "process-agent"
@@ -118,9 +118,9 @@ EXPECTED = {
     "r/journal.1.jsonl",
     "r/state.json",
     "r/run.lock",
-    "r/agent/process.log",
+    "r/adapter/process.log",
     "r/agent/home/memories/MEMORY.md",
-    "r/memory/end/MEMORY.md",
+    "r/memory/index.jsonl",  # the agent's memory history (engine/autopsy/history.py), its blobs beside it
 }
 
 

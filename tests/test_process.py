@@ -32,7 +32,7 @@ from adapters.agent_pid import (
 )
 from adapters.base import AdapterError
 from adapters.ports import free_port, port_is_free
-from adapters.process import AgentProcess
+from adapters.process import AgentProcess, tail
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux process features")
 
@@ -301,3 +301,44 @@ def test_port_is_free() -> None:
         assert not port_is_free(port)
     assert port_is_free(port)
     assert not port_is_free(0) and not port_is_free(70000)
+
+
+# --- the log and the pid record never followed through a link (issue 32, item 1) --------------------------
+
+
+def test_a_link_in_place_of_the_log_or_the_pid_record_is_never_written_through(tmp_path: Path) -> None:
+    canary = tmp_path / "canary.txt"
+    canary.write_text("host file\n")
+    folder = tmp_path / "adapter"
+    folder.mkdir()
+    (folder / "process.log").symlink_to(canary)
+    (folder / ".agent.pid.tmp").symlink_to(
+        tmp_path / "created-by-the-temp-file"
+    )  # an older version's temp name
+    process = AgentProcess("dummy", folder / "process.log", folder / "agent.pid")
+    with pytest.raises(
+        AdapterError, match=r"dummy did not start: .*process\.log: Too many levels of symbolic"
+    ):
+        process.start([sys.executable, "-c", SLEEP], {"PATH": "/usr/bin:/bin"}, tmp_path)
+    assert process.popen is None
+    (folder / "process.log").unlink()
+    (folder / "agent.pid").symlink_to(canary)
+    process.start([sys.executable, "-c", SLEEP], {"PATH": "/usr/bin:/bin"}, tmp_path)
+    try:
+        assert not (folder / "agent.pid").is_symlink()  # replaced by a new file, not written through
+        assert (read_pid_file(folder / "agent.pid") or {}).get("pid") == process.pid
+    finally:
+        process.kill_now()
+    assert canary.read_text() == "host file\n" and not (tmp_path / "created-by-the-temp-file").exists()
+
+
+def test_a_pid_record_or_a_log_that_is_a_link_or_a_fifo_reads_as_nothing(tmp_path: Path) -> None:
+    record = tmp_path / "record.json"
+    write_pid_file(record, os.getpid(), ["python"])
+    (tmp_path / "link.json").symlink_to(record)
+    os.mkfifo(tmp_path / "fifo")  # nobody writes into it: a blocking open would hang
+    started = time.monotonic()
+    assert read_pid_file(tmp_path / "link.json") is None and read_pid_file(tmp_path / "fifo") is None
+    assert tail(tmp_path / "link.json") == "" and tail(tmp_path / "fifo") == ""
+    assert time.monotonic() - started < 5
+    assert (read_pid_file(record) or {}).get("pid") == os.getpid() and '"pid"' in tail(record)

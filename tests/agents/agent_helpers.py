@@ -264,6 +264,8 @@ def stored_user_messages(agent: str, home: Path) -> list[str]:
     - OpenClaw: ``state/agents/*/agent/openclaw-agent.sqlite``, table ``transcript_events``: a user message
       is an event ``{"type": "message", "message": {"role": "user", "content": ...}}`` (large events are
       zstd-compressed in ``event_zstd``); its ``sessions.reset`` keeps the same session (a ``reset`` event).
+    - Letta Code: ``.letta/lc-local-backend/conversations/*/messages.jsonl``, every conversation of its agents
+      (a new conversation is a new one), the user's words without Letta's ``<system-reminder>`` blocks.
 
     Raises ``AssertionError`` when the store is missing or holds what this reader cannot see (OpenClaw's cold
     transcript archives, a compressed event that cannot be inflated): it never under-counts quietly.
@@ -274,7 +276,25 @@ def stored_user_messages(agent: str, home: Path) -> list[str]:
         stores = sorted((home / "state" / "agents").glob("*/agent/openclaw-agent.sqlite"))
         assert stores, f"no OpenClaw transcript database under {home}"
         return [text for store in stores for text in _openclaw_user_messages(store)]
+    if agent == "letta":
+        return _letta_user_messages(home.parent)
     raise ValueError(f"no store reader for agent {agent!r}")
+
+
+def _letta_user_messages(agent_dir: Path) -> list[str]:
+    from adapters.letta_store import STORE, agent_ids, conversations, entries, message_of, user_text
+    from adapters.safe_files import AgentFolder
+
+    folder = AgentFolder(agent_dir)
+    assert (agent_dir / STORE).is_dir(), f"no Letta store under {agent_dir}"
+    texts = []
+    for agent in agent_ids(folder):
+        for conversation in conversations(folder, agent):
+            for entry in entries(folder, conversation):
+                message = message_of(entry)
+                if message is not None and message.get("role") == "user":
+                    texts.append(user_text(message))
+    return texts
 
 
 def _read_only(path: Path) -> sqlite3.Connection:

@@ -254,7 +254,7 @@ async def test_a_resumed_adapter_keeps_the_port_and_ends_a_gateway_left_running(
     first = make_adapter()
     await first.create_session("stale")
     stale_pid = first.process.pid
-    assert stale_pid is not None and (first.agent_dir / "agent.pid").exists()
+    assert stale_pid is not None and (first.own_dir / "agent.pid").exists()
     first.process.popen = None  # an engine that lost track of its gateway, which is still running
 
     second = make_adapter()  # the run is started again over the same folder
@@ -263,7 +263,7 @@ async def test_a_resumed_adapter_keeps_the_port_and_ends_a_gateway_left_running(
     assert not pid_alive(stale_pid)
     assert await ask(second, "Hello there.") == "Noted."
     await second.close()
-    assert not (second.agent_dir / "agent.pid").exists()
+    assert not (second.own_dir / "agent.pid").exists()
 
 
 HERMES_ENV = {"HERMES_HOME", API_KEY_ENV, "PYTHONUNBUFFERED"}

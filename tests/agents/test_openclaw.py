@@ -227,7 +227,7 @@ async def test_a_gateway_left_running_is_ended_before_the_next_start(make_adapte
     first = make_adapter()
     await first.create_session("stale")
     stale_pid = first.process.pid
-    assert stale_pid is not None and (first.agent_dir / "agent.pid").exists()
+    assert stale_pid is not None and (first.own_dir / "agent.pid").exists()
     first.process.popen = None  # forget it without stopping it
 
     second = make_adapter()

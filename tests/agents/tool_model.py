@@ -44,6 +44,7 @@ class ToolModelServer:
     async def start(self) -> str:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)  # Letta Code looks its model up there first
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -73,6 +74,9 @@ class ToolModelServer:
                 content=None, tool_calls=[step], usage=Usage(prompt_tokens=1, completion_tokens=1)
             )
         return Completion(content=step, usage=Usage(prompt_tokens=1, completion_tokens=1))
+
+    async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "tools", "object": "model"}]})
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
