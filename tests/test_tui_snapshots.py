@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from compare_scene import compare_app, hold_as_playing
+from test_report_screen import cursor_on, open_reports, write_report
+from test_tui_memory_autopsy import answer_entry, grade, write_run
 from textual.pilot import Pilot
 from tui_fakes import Scene, wait_until
 
@@ -96,3 +98,19 @@ def test_comparison_screen_80x24_counts_a_whole_row_still_playing(snap_compare: 
     finally:
         for lock in locks:
             lock.release()
+
+
+def test_report_browser_80x24_an_answer_beside_its_memory_line(snap_compare: Any, scene: Scene) -> None:
+    # issue 33: the memory file at the line behind a wrong answer, before and after the change that mattered
+    old, new = "- locker code 4417", "- locker code 5820 (new locker)"
+    files = [{"USER.md": f"Sam, runs Tuesdays\n{line}\n- bike: blue\n"} for line in (old, new, old)]
+    answer = grade("3.1", "What is my locker code?", "5820", "It's 4417.")
+    write_run(scene.results, "hermes-1", [(0, {}), (10, files[0]), (20, files[1]), (30, files[2])], answer)
+    memory = "lost — 5820 was at USER.md:2 (written in phase 3 by memory replace #18); gone at phase 4"
+    write_report(scene, answer_entry("hermes-1", answer, memory))
+
+    async def on_the_answer(pilot: Pilot[None]) -> None:
+        screen = await open_reports(pilot.app, pilot)  # type: ignore[arg-type]
+        await cursor_on(pilot, screen, "hermes-1", "3.1")
+
+    assert snap_compare(scene.app(), terminal_size=(80, 24), run_before=on_the_answer)

@@ -22,7 +22,7 @@ from typing import Any, TextIO
 
 from engine.benchmark.model import Benchmark
 from engine.comparison.figures import GroupFigures, group_figures
-from engine.comparison.flips import repeat_lines
+from engine.comparison.flips import RowFlips, flips_json, repeat_lines, row_flips
 from engine.comparison.results import ResultError, RunResult, has_result, load_result, repeats_on_disk
 from engine.comparison.stats import CONFIDENCE, RESAMPLES, SEED, Estimate
 from engine.config import Config
@@ -176,8 +176,10 @@ def _estimate(e: Estimate) -> dict[str, float]:
     return {"mean": e.mean, "ci_low": e.low, "ci_high": e.high}
 
 
-def as_json(figures: list[GroupFigures]) -> list[dict[str, Any]]:
-    """The figures as plain data: what ``--json`` writes."""
+def as_json(figures: list[GroupFigures], flips: dict[str, RowFlips] | None = None) -> list[dict[str, Any]]:
+    """The figures as plain data: what ``--json`` writes; with ``flips``, each check's flip rate across the
+    row's repeats and the memory-autopsy class of each of its failures (issue 33)."""
+    flips = flips or {}
     return [
         {
             "name": fig.name,
@@ -202,13 +204,18 @@ def as_json(figures: list[GroupFigures]) -> list[dict[str, Any]]:
                 for t, tf in fig.types.items()
             },
             "checks": {
-                c: {"right": right, "runs": n, "pass_k": pk} for c, (right, n, pk) in fig.per_check.items()
+                c: {"right": right, "runs": n, "pass_k": pk, **_flips_of(flips, fig.name).get(c, {})}
+                for c, (right, n, pk) in fig.per_check.items()
             },
             "tokens": fig.tokens,
             "cost": {"total": fig.cost, **fig.costs} if fig.cost is not None else None,
         }
         for fig in figures
     ]
+
+
+def _flips_of(flips: dict[str, RowFlips], name: str) -> dict[str, dict[str, object]]:
+    return flips_json(flips[name]) if name in flips else {}
 
 
 def as_csv(figures: list[GroupFigures]) -> str:
@@ -277,12 +284,15 @@ def main_compare(
     out.write(
         "pass^k: a check answered right (7/10 or more) in all of k runs drawn from n, mean over checks\n"
     )
-    if across := repeat_lines(config, figures):  # flips per check with their memory classes, noise floors
+    flips = row_flips(config, figures)  # read once: the lines under the table and the JSON export
+    if across := repeat_lines(
+        config, figures, flips
+    ):  # flips per check with their memory classes, noise floors
         out.write("across repeats (flip rate: the share of pairs of repeats that disagree on a check):\n")
         out.write("".join(f"  {line}\n" for line in across))
     for path, text in (
         (csv_path, as_csv(figures)),
-        (json_path, json.dumps(as_json(figures), indent=2) + "\n"),
+        (json_path, json.dumps(as_json(figures, flips), indent=2) + "\n"),
     ):
         if path is not None:
             path.write_text(text, encoding="utf-8")

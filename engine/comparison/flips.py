@@ -101,16 +101,42 @@ def flip_line(name: str, flips: list[CheckFlips], runs: int) -> str:
     return f"{name} ({runs} runs): {flipping} of {len(flips)} checks flip · " + " · ".join(parts)
 
 
-def repeat_lines(config: Config, figures: list[GroupFigures]) -> list[str]:
+@dataclass(frozen=True)
+class RowFlips:
+    """One row of ``compare`` across its repeats: the runs' headline scores and each check's flips."""
+
+    scores: list[float]
+    checks: list[CheckFlips]
+
+
+def row_flips(config: Config, figures: list[GroupFigures]) -> dict[str, RowFlips]:
+    """Per row (by name) its repeats' scores and per check its flips, read once for the lines and the export."""
+    found = {}
+    for fig in figures:
+        results, classes = _results(config, fig)
+        found[fig.name] = RowFlips([r.score for r in results], check_flips(results, classes))
+    return found
+
+
+def flips_json(row: RowFlips) -> dict[str, dict[str, object]]:
+    """Per check its flip rate (None under two counted runs) and the memory class of each failure, for
+    ``compare --json``."""
+    return {f.check_id: {"flip_rate": f.flip_rate, "failures": dict(f.classes)} for f in row.checks}
+
+
+def repeat_lines(
+    config: Config, figures: list[GroupFigures], rows: dict[str, RowFlips] | None = None
+) -> list[str]:
     """The lines ``mmb-tui compare`` prints under its table: each row of repeats' flips, and for each pair of
     rows the difference their repeats can tell apart."""
+    rows = rows if rows is not None else row_flips(config, figures)
     samples: list[tuple[str, list[float]]] = []
     lines = []
     for fig in figures:
-        results, classes = _results(config, fig)
-        samples.append((fig.name, [r.score for r in results]))
-        if len(results) >= 2:
-            lines.append(flip_line(fig.name, check_flips(results, classes), len(results)))
+        row = rows[fig.name]
+        samples.append((fig.name, row.scores))
+        if len(row.scores) >= 2:
+            lines.append(flip_line(fig.name, row.checks, len(row.scores)))
     for i, (a, scores_a) in enumerate(samples):
         for b, scores_b in samples[i + 1 :]:
             smallest = detectable_difference(scores_a, scores_b)

@@ -1,7 +1,8 @@
 """``mmb-tui run --headless``: the engine without the UI, printing events with markers and progress.
 
-The markers are the TUI's (``TUI_MARKERS``: one code point each, never a variation selector or a joiner, which
-terminals and tmux draw at different widths), so a line reads the same in both.
+The markers are the TUI's (``TUI_MARKERS``, an agent's action by what it did: ``ACTION_MARKERS``; one code
+point each, never a variation selector or a joiner, which terminals and tmux draw at different widths), so a
+line reads the same in both.
 
 Everything printed is safe for the terminal: agent and model text comes through ``summary`` (control
 characters and escape sequences shown escaped, ``engine/sanitize.py``), and so does the reason a run stopped.
@@ -29,7 +30,7 @@ from engine.events import Event, TerminationReason
 from engine.placement.scheduler import Scheduler
 from engine.sanitize import printable
 from mmb_tui.front_ends.tui_logging import watch_log_failures
-from mmb_tui.transcript.event_render import TUI_MARKERS
+from mmb_tui.transcript.event_render import event_marker
 
 FOLD = 400
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # each stops the runs as Ctrl-C does
@@ -91,7 +92,7 @@ class HeadlessPrinter:
         prefix = f"[{run_id}] " if self.many else ""
         event = self._without_repeats(run_id, event)
         self._where(run_id, prefix)
-        self.out.write(f"{prefix}{TUI_MARKERS.get(event.kind, '•')} {fold(summary(event, full=True))}\n")
+        self.out.write(f"{prefix}{event_marker(event).rstrip()} {fold(summary(event, full=True))}\n")
         if event.kind in ("phase_started", "evaluation_logged"):
             view = self.scheduler.view(run_id)
             average = f"{view.average:.2f}" if view.average is not None else "—"

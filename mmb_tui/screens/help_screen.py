@@ -14,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from engine.events import MARKERS, Event, RunStatus
-from mmb_tui.transcript.event_render import TUI_MARKERS
+from mmb_tui.transcript.event_render import ACTION_MARKERS, TUI_MARKERS
 from mmb_tui.view_format import STATUS_STYLES
 
 HelpSection = tuple[str, list[tuple[str, str]]]
@@ -34,6 +34,9 @@ def marker_meanings() -> dict[str, str]:
         if kind == "agent_compacted":
             doc = "the agent compacted its own context (reported by it; grades are not affected)"
         meanings.setdefault(marker, []).append(doc)
+    for action, glyph in ACTION_MARKERS.items():  # the agent's own actions, each by what it did
+        if action != "other":
+            meanings.setdefault(glyph, []).append(f"the agent's own tool call: a {action}")
     return {marker: "; ".join(docs) for marker, docs in meanings.items()}
 
 

@@ -44,7 +44,20 @@ class MainScreen(RunsScreen):
         Binding("o", "toggle_overview", "Board", tooltip="Overview: every run, its row and its last event"),
         Binding("r", "reports", "Report", tooltip="Browse the report and its imperfect answers"),
         Binding("c", "compare", "Compare", show=False, tooltip="Runs, repeats and matrices side by side"),
-        Binding("f", "cycle_filter", "Filter", show=False, tooltip="All, messages, evaluations, errors"),
+        Binding(
+            "f",
+            "cycle_filter",
+            "Filter",
+            show=False,
+            tooltip="All, messages, evaluations, errors, agent actions",
+        ),
+        Binding(
+            "A",
+            "toggle_actions",
+            "Agent actions",
+            show=False,
+            tooltip="The agent's own tool calls (memory writes, reads, commands) in the transcript, or all",
+        ),
         Binding(
             "slash",
             "search",

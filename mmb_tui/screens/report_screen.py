@@ -9,7 +9,9 @@ show (``runs``: not in its config), never leaving the operator on another run's 
 ``AnswerRef`` (run, check, event number) when the operator opens an answer in its transcript; an entry of a run
 restarted since (its state does not list it: ``report_plays.py``) is marked and never opened in the new play;
 ``MainScreen.open_evaluation`` lands on exactly that event. ``x`` exports the answer under the cursor (else its
-entry; ``X`` the whole entry) to ``results/exports/``, ``y``/``Y`` copy the same to the clipboard (OSC 52). This module owns the screen's state and actions; how entries, answers and faults
+entry; ``X`` the whole entry) to ``results/exports/``, ``y``/``Y`` copy the same to the clipboard (OSC 52). An
+imperfect answer shows its memory autopsy line and the memory file beside it (``widgets/memory_beside.py``,
+issue 33). This module owns the screen's state and actions; how entries, answers and faults
 read is ``mmb_tui.widgets.report_items`` (every label a ``Text``, never markup).
 """
 
@@ -42,6 +44,7 @@ from engine.report.entries import (
 from mmb_tui.screens.report_export import export_path, markdown, write_private
 from mmb_tui.screens.report_plays import Plays
 from mmb_tui.transcript.seek import events_around
+from mmb_tui.widgets.memory_beside import MemoryShelf
 from mmb_tui.widgets.report_items import (
     HINT,
     ReportItem,
@@ -110,6 +113,7 @@ class ReportScreen(Screen[AnswerRef | None]):
         self._gone: dict[int, str] = {}  # entry position -> why its transcript no longer holds it
         self._filling = 0  # counts the tree's fills: a batch of an older fill is dropped
         self._plays = Plays(self.results_dir, [])  # which play of its run an entry is of (read on reload)
+        self._memory = MemoryShelf(self.results_dir)  # the memory beside each answer, read once (on reload)
 
     def compose(self) -> ComposeResult:
         yield Static("", id="report-header")
@@ -138,6 +142,7 @@ class ReportScreen(Screen[AnswerRef | None]):
     def action_reload(self) -> None:
         everything = index_report(self.report_path)
         self._plays = Plays(self.results_dir, everything)
+        self._memory = MemoryShelf(self.results_dir)
         self.entries = newest_first(latest_per_run(everything))
         titles = Counter(entry.title for entry in self.entries)
         self._duplicates = {title for title, count in titles.items() if count > 1}
@@ -227,6 +232,7 @@ class ReportScreen(Screen[AnswerRef | None]):
     def _show_detail(self, item: ReportItem | None) -> None:
         """The lower pane: what ``item`` stands for, or (none) what the filter left."""
         detail = self.query_one("#report-detail-text", Static)
+        self.query_one("#report-detail").remove_class("-memory")
         if item is None:
             none = f"No entry matches {self.filter.describe()}: / changes the filter (empty: every entry)."
             detail.update(Text(none if self.entries and not self.shown else HINT, "dim"))
@@ -235,7 +241,9 @@ class ReportScreen(Screen[AnswerRef | None]):
         if isinstance(item.answer, PersonaFault):
             detail.update(fault_detail(item.entry, item.answer, gone))
         elif isinstance(item.answer, ImperfectAnswer):
-            detail.update(answer_detail(item.entry, item.answer, gone))
+            memory = None if gone else self._memory.beside(item.entry, item.answer)  # never another play's
+            self.query_one("#report-detail").set_class(memory is not None, "-memory")  # room for the file
+            detail.update(answer_detail(item.entry, item.answer, gone, memory))
         else:
             detail.update(entry_detail(item.entry, gone))
 

@@ -251,6 +251,11 @@ class RunsScreen(Screen[None]):
         if column is not None:
             column.transcript.action_cycle_filter()
 
+    def action_toggle_actions(self) -> None:
+        column = self.column_for(self.selected_run or "")
+        if column is not None:
+            column.transcript.action_toggle_actions()
+
     def action_search(self) -> None:
         if self.runs_pane_focused() and not self.zoomed:
             self.open_run_filter()

@@ -20,7 +20,7 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from engine.event_summary import SHORT, Role, summary_parts
-from engine.events import MARKERS, Event
+from engine.events import MARKERS, ActionKind, Event
 from engine.sanitize import printable
 from mmb_tui.transcript.held_events import cut_chars
 
@@ -41,18 +41,43 @@ TUI_MARKERS: dict[str, str] = {**MARKERS, **_CELL_SAFE}
 terminals draw at different widths replaced."""
 
 
+ACTION_MARKERS: dict[ActionKind, str] = {
+    "memory write": "📝",
+    "memory read": "📖",
+    "file write": "💾",
+    "file read": "📄",
+    "command": "💻",
+    "search": "🔍",
+    "other": TUI_MARKERS["agent_action"],
+}
+"""The marker of each of the agent's own actions (``AgentActed.action``): a memory write reads apart from a
+read or a command at a glance; one code point each, as ``TUI_MARKERS``."""
+
+
 def marker(kind: str) -> str:
     """The TUI's marker of an event kind, always two cells wide (a one-cell glyph gets a space)."""
-    glyph = TUI_MARKERS.get(kind, "•")
+    return _two_cells(TUI_MARKERS.get(kind, "•"))
+
+
+def event_marker(event: Event) -> str:
+    """The marker of ``event`` as the transcript and the headless printer show it: an agent's action by what it
+    did (``ACTION_MARKERS``), any other event by its kind; always two cells wide."""
+    if event.kind == "agent_action":
+        return _two_cells(ACTION_MARKERS.get(event.action, TUI_MARKERS["agent_action"]))
+    return marker(event.kind)
+
+
+def _two_cells(glyph: str) -> str:
     return glyph + " " * (2 - cell_len(glyph))
 
 
-FilterMode = Literal["all", "messages", "evaluations", "errors"]
-FILTER_MODES: tuple[FilterMode, ...] = ("all", "messages", "evaluations", "errors")
+FilterMode = Literal["all", "messages", "evaluations", "errors", "actions"]
+FILTER_MODES: tuple[FilterMode, ...] = ("all", "messages", "evaluations", "errors", "actions")
 FILTER_LABELS: dict[FilterMode, str] = {
     "all": "all events",
     "messages": "messages only",
     "evaluations": "evaluations only",
+    "actions": "agent actions and messages",
     "errors": "errors only",
 }
 
@@ -81,6 +106,7 @@ _STYLES: dict[str, str] = {
     "session_switched": "cyan",
     "persona_compacted": "cyan",
     "agent_compacted": "cyan",
+    "agent_action": "blue",
 }
 
 
@@ -92,6 +118,8 @@ def passes(event: Event, mode: FilterMode) -> bool:
         return event.kind in ("message_sent", "agent_replied")
     if mode == "evaluations":
         return event.kind in ("evaluation_logged", "judge_graded")  # the persona's grade and the judge's
+    if mode == "actions":  # what the agent did with its own tools, and the messages between which it did it
+        return event.kind in ("agent_action", "message_sent", "agent_replied")
     return event.kind in ("error", "model_retry") or (event.kind == "tool_called" and event.error)
 
 
@@ -129,7 +157,7 @@ def headline(event: Event) -> Text:
     """The first line of an event: time, marker, the engine's one-line summary (cropped by the view)."""
     line = Text(no_wrap=True, overflow="ellipsis", end="")
     line.append(_time_of(event), style="dim")
-    line.append(f" {marker(event.kind)} ")
+    line.append(f" {event_marker(event)} ")
     for text, role in summary_parts(event):
         line.append(text, style=_part_style(event, text, role))
     return line

@@ -59,7 +59,14 @@ def answer_head(answer: ImperfectAnswer) -> Text:
         f"[{answer.score:g}/10{', ' + answer.note if answer.note else ''}]", score_style(answer.score)
     )
     head.append(f" ({answer.check_id}){_types(answer.types)} {answer.question}")
+    if answer.memory:  # the memory autopsy's class, the rest of its line is in the detail pane
+        head.append(f"  ↳ {memory_class(answer)}", "dim")
     return head
+
+
+def memory_class(answer: ImperfectAnswer) -> str:
+    """The class of an answer's memory autopsy line ("lost", "never written", …; "" without one)."""
+    return answer.memory.split(" — ", 1)[0]
 
 
 def fault_head(fault: PersonaFault) -> Text:
@@ -80,6 +87,8 @@ def answer_fields(answer: ImperfectAnswer) -> list[tuple[str, str, str]]:
     fields += [("got", "bold red", answer.got)] + (
         [("persona", "bold", answer.persona)] if answer.persona else []
     )
+    if answer.memory:  # the memory autopsy: what the agent's memory shows of it, with file:line
+        fields.append(("memory", "bold magenta", answer.memory))
     fields.append(("comment", "bold", answer.comment))
     if answer.judge_score is not None or answer.judge:
         score = f"[{answer.judge_score:g}/10] " if answer.judge_score is not None else "[no grade] "
@@ -113,13 +122,18 @@ def entry_detail(entry: ReportEntry, gone: str) -> Text:
     return text
 
 
-def answer_detail(entry: ReportEntry, answer: ImperfectAnswer, gone: str) -> Text:
+def answer_detail(entry: ReportEntry, answer: ImperfectAnswer, gone: str, memory: Text | None = None) -> Text:
+    """An answer in the detail pane; ``memory``: the memory file beside it (``memory_beside.py``), under its
+    memory autopsy line."""
     text = Text()
     text.append(f"{entry.run_id} · check {answer.check_id}{_types(answer.types)} · ", style="bold")
     text.append(f"{answer.score:g}/10 {answer.note}", style=score_style(answer.score))
     for label, style, value in answer_fields(answer):
         text.append(f"\n{label}: ", style=style)
         text.append(value)
+        if label == "memory" and memory is not None:
+            text.append("\n")
+            text.append_text(memory)
     _append_where(text, entry, answer, gone)
     return text
 

@@ -30,6 +30,11 @@ class ReportTree(Tree[ReportItem | None]):
         width = label.cell_len if isinstance(label, Text) else cell_len(label)
         return width + (2 if node.allow_expand else 0)  # "▶ " before an expandable node
 
+    def on_resize(self) -> None:
+        # the detail pane grew (an answer with its memory file): the node under the cursor stays in sight
+        if self.cursor_node is not None:
+            self.call_after_refresh(self.scroll_to_line, self.cursor_line, False)
+
     def build(self, node: TreeNode[ReportItem | None], wanted: EntryFilter) -> None:
         """An entry's children, made when it is first expanded (nothing when it has them already)."""
         if node.children or node.data is None:

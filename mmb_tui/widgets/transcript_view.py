@@ -46,6 +46,7 @@ class TranscriptView(TailScrollView, can_focus=True):
         Binding("end,G", "follow", "Follow tail", show=False, tooltip="Jump to the tail and follow it"),
         Binding("home", "top", "Top", show=False),
         Binding("f", "cycle_filter", "Filter", show=False),
+        Binding("A", "toggle_actions", "Agent actions", show=False),
         Binding("n", "next_match", "Next match", tooltip="The next match of the search", group=_MATCH),
         Binding("N", "previous_match", "Previous match", tooltip="The match before", group=_MATCH),
         Binding("escape", "clear_search", "End search", show=False, tooltip="Clear the search"),
@@ -249,6 +250,10 @@ class TranscriptView(TailScrollView, can_focus=True):
 
     def action_cycle_filter(self) -> None:
         self.filter_mode = FILTER_MODES[(FILTER_MODES.index(self.filter_mode) + 1) % len(FILTER_MODES)]
+
+    def action_toggle_actions(self) -> None:
+        """The agent's own actions (with the messages they came between), or every event again."""
+        self.filter_mode = "all" if self.filter_mode == "actions" else "actions"
 
     def jump_to(self, matches: Callable[[Event], bool]) -> bool:
         """Put the cursor on the latest event that ``matches``, expanded and scrolled to the top."""
