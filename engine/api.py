@@ -6,7 +6,7 @@ The engine pushes typed events to observers; front ends read ``RunView`` snapsho
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,7 +14,7 @@ from engine.benchmark.model import Check, Fact
 from engine.commands import Command, CommandResult
 from engine.events import Event, RunStatus, WaitingFor
 
-__all__ = ["Activity", "CheckView", "EngineApi", "Observer", "RunStatus", "RunView"]
+__all__ = ["Activity", "CheckView", "EngineApi", "Observer", "Placement", "RunStatus", "RunView"]
 
 
 class Activity(BaseModel):
@@ -29,6 +29,20 @@ class Activity(BaseModel):
     attempt: int = 0  # a retried call: the attempt under way (2 or more) …
     attempts: int = 0  # … of this many
     reason: str = ""  # why the previous attempt failed
+
+
+class Placement(BaseModel):
+    """Where a run another executor plays for this engine (Ray) stands: being placed, restarting after its player
+    died, or playing on a node; one line of it is ``engine/placement/status.py`` ``placement_text``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    stage: Literal["", "placing", "restarting", "playing"] = ""  # "": played here, or no longer placed
+    detail: str = ""  # placing: what it waits for; restarting: why its player died (one line)
+    restart: int = 0  # the restart under way or done (from 1) …
+    restarts: int = 0  # … of at most this many (``executor.max_restarts``)
+    resume_at: float | None = None  # restarting: when the back-off ends (wall clock, epoch seconds)
+    node_short: str = ""  # the node's shortest unique name in its cluster (``RunView.node`` is the full one)
 
 
 class CheckView(BaseModel):
@@ -66,6 +80,7 @@ class RunView(BaseModel):
     virtual_time: bool = False
     owner: str = ""  # another engine plays this run (pid, host, front end): watch it, don't start it
     node: str = ""  # the Ray node playing it here: ``<short id>@<host>`` (``engine/placement/nodes.py``)
+    placement: Placement = Field(default_factory=Placement)  # a run on Ray: placing, restarting, playing
     activity: Activity = Field(default_factory=Activity)  # what a playing run waits for, since when
     pause_pending: bool = False  # a pause is queued: applied before the persona's next turn
     last_event_at: float | None = None  # wall clock (epoch seconds) of the run's last event, if known here

@@ -1,6 +1,6 @@
 """Placement's reading of a Ray cluster, without Ray (``engine/placement/nodes.py``, ``crash_cause.py``,
 ``preflight.py``): nodes named uniquely, a run no node can hold refused naming the largest, a replacement actor
-steered away from the node its predecessor died on, Ray's text of a death cut to the worker's own error, and what
+spread over the nodes or packed, steered away from the node its predecessor died on, Ray's text of a death cut to the worker's own error, and what
 a node must have before a run is built there."""
 
 from __future__ import annotations
@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from engine.config import load_config
+from engine.event_summary import SHORT, summary
+from engine.events import ErrorOccurred
 from engine.placement.crash_cause import crash_cause, never_started, strip_ansi
-from engine.placement.nodes import GB, Node, node_name, pick_node, refusal
+from engine.placement.nodes import GB, Node, candidates, choose_node, node_name, refusal, short_name
 from engine.placement.preflight import Build, needed_keys, preflight, this_build
 from engine.placement.ray_connect import route_ray_output
 
@@ -46,19 +48,63 @@ def test_a_node_is_named_by_its_short_id_and_its_host() -> None:
 def test_a_run_no_alive_node_can_hold_is_refused_naming_what_it_asks_and_the_largest_node() -> None:
     assert refusal("r0", ASK, [HEAD, SMALL]) == ""
     why = refusal("r0", {"num_cpus": 4.0, "memory": 1.75 * GB}, [HEAD, SMALL, DEAD])
-    assert why.startswith("executor: no node of the Ray cluster can hold it: r0 asks 4 CPU, 1.75 GB")
-    assert "the largest node is aa1100@vm with 2 CPU, 8 GB" in why  # the dead one is not counted
+    assert why.startswith("executor: no Ray node can hold r0, which asks 4 CPU, 1.75 GB")
+    assert "the largest is aa1100@vm with 2 CPU, 8 GB" in why  # the dead one is not counted
     assert "no node of the Ray cluster is alive" in refusal("r0", ASK, [DEAD])
 
 
-def test_a_replacement_goes_to_another_alive_node_that_can_hold_it() -> None:
-    nodes = [HEAD, SMALL, BIG, DEAD]
-    assert pick_node(nodes, "", ASK) == ""  # a first placement: Ray chooses
-    assert pick_node(nodes, BIG.node_id, ASK) == HEAD.node_id  # the largest other alive node
-    assert pick_node(nodes, HEAD.node_id, ASK) == BIG.node_id
-    assert pick_node(nodes, HEAD.node_id, {"num_cpus": 3.0}) == BIG.node_id
-    assert pick_node([HEAD], HEAD.node_id, ASK) == ""  # no other node: maybe only the actor died
-    assert pick_node([HEAD, SMALL], HEAD.node_id, {"num_cpus": 2.0}) == ""  # none other can hold it
+@pytest.mark.parametrize("host", ["vm", "gpu-node-17.cluster.example.org", "h" * 63])
+@pytest.mark.parametrize("run_id", ["r0", "study.openclaw-2026.max.r10", "a-long-run-id-" * 8])
+def test_a_refusal_is_short_enough_to_be_shown_whole(host: str, run_id: str) -> None:
+    node = Node("ab12" + "0" * 52, host, cpus=1, memory=1.2 * GB)
+    why = refusal(run_id, {"num_cpus": 4.0, "memory": 900 * GB}, [node])
+    assert run_id in why and node.label() in why and "\n" not in why
+    event = ErrorOccurred(message=why, where="engine", fatal=True)
+    assert summary(event).endswith(why) == (len(why) <= SHORT)  # the ❌ line cuts only what is over SHORT
+    if len(run_id) + len(host) <= 60:  # a node name and a run id of usual lengths: whole
+        assert len(why) <= SHORT
+
+
+def test_a_node_is_shown_in_a_table_by_its_shortest_unique_name() -> None:
+    twin = Node("aa1177" + "0" * 50, "vm", cpus=2, memory=8 * GB)  # shares the first 4 hex digits with HEAD
+    nodes = [HEAD, SMALL, BIG, twin]
+    assert short_name(BIG.node_id, nodes) == "box"  # the only node on its host
+    assert short_name(SMALL.node_id, nodes) == "bb22@vm"
+    assert short_name(HEAD.node_id, nodes) == "aa110@vm" and short_name(twin.node_id, nodes) == "aa117@vm"
+    assert short_name(HEAD.node_id, [HEAD]) == "vm"
+    assert short_name("ee55ff00", nodes) == "ee55ff"  # a node gone from the list: its short id
+
+
+def test_runs_spread_over_the_nodes_by_their_cpus_or_pack_onto_the_fullest() -> None:
+    fit = candidates([HEAD, SMALL, BIG, DEAD], ASK)
+    assert [n.node_id for n in fit] == [HEAD.node_id, SMALL.node_id, BIG.node_id]  # alive, big enough
+    placed: dict[str, int] = {}
+    order = []
+    for _ in range(7):  # a matrix placed one run after the other
+        chosen = choose_node(fit, placed)
+        placed[chosen] = placed.get(chosen, 0) + 1
+        order.append(chosen)
+    assert order[:3] == [BIG.node_id, HEAD.node_id, SMALL.node_id]  # every node at once, the largest first
+    assert placed == {BIG.node_id: 4, HEAD.node_id: 2, SMALL.node_id: 1}  # then by CPUs
+    packed: dict[str, int] = {}
+    for _ in range(3):
+        chosen = choose_node(fit, packed, "pack")
+        packed[chosen] = packed.get(chosen, 0) + 1
+    assert packed == {BIG.node_id: 3}  # the largest, then the fullest
+
+
+def test_a_replacement_goes_to_another_fit_node_than_the_one_its_player_died_on() -> None:
+    fit = candidates([HEAD, SMALL, BIG, DEAD], ASK)
+    assert choose_node(fit, {}, "spread", avoid=BIG.node_id) == HEAD.node_id
+    assert choose_node(fit, {HEAD.node_id: 5}, "spread", avoid=BIG.node_id) == SMALL.node_id
+    assert choose_node(fit, {}, "pack", avoid=BIG.node_id) == HEAD.node_id
+    assert (
+        choose_node([HEAD], {}, "spread", avoid=HEAD.node_id) == HEAD.node_id
+    )  # only it: maybe only the player died
+    assert choose_node(candidates([HEAD, SMALL], {"num_cpus": 2.0}), {}, avoid=HEAD.node_id) == HEAD.node_id
+    assert choose_node([], {}) == ""
+    lacking = candidates([HEAD, SMALL, BIG], ASK, unfit={BIG.node_id, HEAD.node_id})
+    assert [n.node_id for n in lacking] == [SMALL.node_id]  # nodes found to lack a key are left out
 
 
 def test_a_death_is_told_by_the_workers_own_error_in_one_clean_line() -> None:
@@ -109,7 +155,12 @@ def test_a_node_lacking_the_heads_project_the_benchmark_or_a_key_says_each_in_a_
     monkeypatch.delenv("MMB_TEST_AGENT_KEY", raising=False)
     bench = tmp_path / "benchmarks" / "demo"
     head = Build(this_build().version, "000000000000")
-    problems = preflight(config, "r", head, bench)
+    problems = [lack.line for lack in preflight(config, "r", head, bench)]
+    assert [lack.what for lack in preflight(config, "r", head, bench)] == [
+        "the head's project",
+        f"the benchmark {bench}",
+        "MMB_TEST_AGENT_KEY",
+    ]
     assert problems == [
         f"runs {this_build().label()}, the head {head.label()}: install the same on every node",
         f"the benchmark {bench} is not on the node (an absolute path must exist on every node)",

@@ -1,6 +1,7 @@
 """Why a Ray actor died, in one clean line: Ray's text of an actor's death carries terminal colour codes and,
 when the actor could not start (a dependency missing on the node: Ray's ``TemporaryActor``), a whole traceback
-whose last line is the worker's real error (``ModuleNotFoundError: No module named 'json5'``)."""
+whose last line is the worker's real error (``ModuleNotFoundError: No module named 'json5'``). A line shown in a
+front end's one line is cut at a word, never inside one (``clip``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]")
 _EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)(: .*)?")
 _IMPORT_FAILED = "failed to import on the worker"
 _NOT_STARTED = (_IMPORT_FAILED, "error raised in its creation task")
+# Ray's why, after its boilerplate: up to the sentence's end (a full stop before a space or the line's end)
+_DEAD_BECAUSE = re.compile(r"The actor is dead because .*?(?:\.(?=\s|$)|$)", re.MULTILINE)
 
 
 def strip_ansi(text: str) -> str:
@@ -30,7 +33,19 @@ def crash_cause(text: str) -> str:
                 if _IMPORT_FAILED in clean:
                     return f"{line} (missing in the node's Python environment)"
                 return line
-    return lines[0]
+    because = _DEAD_BECAUSE.search(clean)
+    return because[0] if because else lines[0]
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` on one line, at most ``limit`` characters: cut after a whole word, with ``…``."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    head = flat[: max(limit - 1, 0)]
+    if " " in head and not flat[len(head)].isspace():
+        head = head[: head.rindex(" ")]
+    return head.rstrip(" ,;:") + "…"
 
 
 def never_started(text: str) -> bool:

@@ -64,25 +64,29 @@ def resources_for(config: Config, run_id: str) -> dict[str, float]:
     return chosen
 
 
-async def end_crashed(config: Config, run_id: str, reason: str, observers: list[Observer]) -> None:
-    """End a run whose player is gone for good as a crashed run ends: from its last checkpoint (the transcript
-    cut back to it), an error event, status ``crashed`` with ``reason``, the report entry (saved with the
+async def end_crashed(
+    config: Config, run_id: str, reason: str, observers: list[Observer], waiting: bool = False
+) -> None:
+    """End a run whose player is gone for good as a crashed run ends (``waiting``: as a run left waiting, which
+    a start resumes: no node has what it needs now): from its last checkpoint (the transcript cut back to it; a
+    fresh run's first one made), an error event, its status with ``reason``, the report entry (saved with the
     checkpoint first, so it is never lost nor doubled) and ``run_ended``. The caller holds no lock on it."""
     run = build_run(config, run_id, front_end="engine")  # the agent is built, never started
     run.observers.extend(observers)
+    ending = TerminationReason.WAITING if waiting else TerminationReason.CRASHED
     try:
         await run.recorder.begin(resumed=True)
         run.emit(ErrorOccurred(message=reason, where="engine", fatal=True))
-        run.termination = TerminationReason.CRASHED
+        run.termination = ending
         run.state.reason = reason
         entry = new_entry(run.summary())
         run.state.pending_report, run.state.reported = entry, False
-        run.set_status("crashed", reason)
+        run.set_status("waiting" if waiting else "crashed", reason)
         run.save()
         await run.recorder.flushed()
         append_once(config.results_path() / REPORT_NAME, entry)
         run.state.pending_report = ""
-        run.emit(RunEnded(reason=TerminationReason.CRASHED, detail=reason))
+        run.emit(RunEnded(reason=ending, detail=reason))
         run.save()
     finally:
         await run.recorder.close()

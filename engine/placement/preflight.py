@@ -1,8 +1,8 @@
 """What a node must have before a run is built on it (``RunActor.start``): the head's project, byte for byte
 (its version and a hash of its code: a node left on an older checkout would play differently), the benchmark
 (shipped unless its path is absolute: then it must be on the node), and the model keys the run needs in the
-node's environment (the environment ``ray start`` ran in). Each missing one is one line; the driver names the
-node. A missing dependency shows earlier, as the actor's failure to start (``crash_cause.py``)."""
+node's environment (the environment ``ray start`` ran in). Each missing one is one line (``Lack``, with its short
+name); the driver names the node and places the run on another that has it. A missing dependency shows earlier, as the actor's failure to start (``crash_cause.py``)."""
 
 from __future__ import annotations
 
@@ -65,19 +65,26 @@ def needed_keys(config: Config, run_id: str) -> dict[str, str]:
     return keys
 
 
-def preflight(config: Config, run_id: str, head: Build | None, bench_dir: Path) -> list[str]:
+@dataclass(frozen=True)
+class Lack:
+    """One thing a node lacks to play a run: its short name (``OPENAI_API_KEY``) and the whole line."""
+
+    what: str
+    line: str
+
+
+def preflight(config: Config, run_id: str, head: Build | None, bench_dir: Path) -> list[Lack]:
     """What this node lacks to play ``run_id`` (``config`` as the actor rewrote it), one line each."""
     problems = []
     here = this_build()
     if head is not None and here != head:
-        problems.append(f"runs {here.label()}, the head {head.label()}: install the same on every node")
+        line = f"runs {here.label()}, the head {head.label()}: install the same on every node"
+        problems.append(Lack("the head's project", line))
     if not bench_dir.is_dir():
-        problems.append(
-            f"the benchmark {bench_dir} is not on the node (an absolute path must exist on every node)"
-        )
+        line = f"the benchmark {bench_dir} is not on the node (an absolute path must exist on every node)"
+        problems.append(Lack(f"the benchmark {bench_dir}", line))
     for variable, user in needed_keys(config, run_id).items():
         if not os.environ.get(variable):
-            problems.append(
-                f"{variable} ({user}) is not set in the node's environment: set it where `ray start` runs"
-            )
+            line = f"{variable} ({user}) is not set in the node's environment: set it where `ray start` runs"
+            problems.append(Lack(variable, line))
     return problems

@@ -2,7 +2,8 @@
 run with the same engine code (``build_run`` and ``Run``) in a scratch copy of its folder on the node Ray placed
 it on, and answers the driver's pulls with what changed there (``engine/placement/sync.py``), the run's view and, at
 the end, why it ended. Before the run is built, the node is checked for what it needs (``preflight.py``: the
-head's project, the benchmark, the model keys). Made a Ray actor by the driver; nothing here imports Ray.
+head's project, the benchmark, the model keys). A node's player process (``ray_host.py`` ``RunHost``, the Ray
+actor) holds one ``RunActor`` per run it plays; nothing here imports Ray.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import shutil
 import socket
 import tempfile
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -33,6 +34,9 @@ from engine.state import StateError
 PULL_WAIT = 2.0  # seconds a pull waits for something to ship
 POLL = 0.25  # seconds between looks at the folder when no event came (a checkpoint lands without one)
 COALESCE = 0.05  # a burst of events costs one shipment
+# a shipment at most this often while the run plays: each costs a look at the folder, the run's view and a call
+# (at 50 ms a model call, one per event cost the players and the driver 2.6 times the runs' own CPU)
+SHIP_EVERY = 0.25
 SCRATCH_PREFIX = "mmb-run-"  # the actors' scratch folders in a node's temp folder
 MAKING_PREFIX = ".mmb-new-"  # a scratch folder until its lease is held (never taken for an abandoned one)
 LEASE = ".mmb-actor.lease"  # in a scratch folder, locked by its actor while it lives
@@ -51,15 +55,23 @@ class Pulled:
 @dataclass
 class Started:
     """An actor's answer to ``start``: the node it plays on (its host name), or why the run could not be built
-    there (what the node lacks, ``preflight.py``: a line each)."""
+    there: what the node lacks (``preflight.py``, a line each in ``problem``, their short names in ``lacks``:
+    another node may have it), else the run's own problem (its state, its config: the same on every node)."""
 
     node: str
     problem: str = ""
+    lacks: list[str] = field(default_factory=list)
+
+
+_INSTALLED: set[str] = set()  # the agents this process has seen installed: not checked again for the next run
 
 
 def install_agent(name: str) -> None:
     """The agent's pinned install on this node, once: its adapter's ``install`` (idempotent) under a lock, so
-    actors starting together on one node install it once. An unknown name is left to ``build_run`` to report."""
+    players starting together on one node install it once, and not looked at again by this process once it
+    succeeded (a node's player plays many runs). An unknown name is left to ``build_run`` to report."""
+    if name in _INSTALLED:
+        return
     try:
         adapter = resolve(name)
     except UnknownAdapter:
@@ -71,6 +83,7 @@ def install_agent(name: str) -> None:
             adapter.install()
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+    _INSTALLED.add(name)
 
 
 def take_scratch(run_id: str) -> tuple[Path, IO[str]]:
@@ -108,7 +121,7 @@ def remove_abandoned(parent: Path) -> list[Path]:
 
 
 class RunActor:
-    """Plays one run on a Ray node, in a scratch folder made from the head's files (used as a Ray actor)."""
+    """Plays one run on a Ray node, in a scratch folder made from the head's files (held by the node's ``RunHost``)."""
 
     def __init__(
         self,
@@ -136,6 +149,7 @@ class RunActor:
         self.changed = asyncio.Event()
         self.stopping = False  # asked to stop (maybe before it started)
         self._sent: tuple[int, RunView | None] = (0, None)  # the last pull's number and view
+        self._shipped_at = float("-inf")  # when the last shipment left (the loop's clock)
 
     def _tune(self, settings: RunSettings) -> None:
         for key, value in self.settings.items():
@@ -145,11 +159,15 @@ class RunActor:
         node = socket.gethostname()
         if self.stopping:
             return Started(node, f"{self.run_id} was stopped before it started")
-        problems = preflight(self.config, self.run_id, self.head, self.bench_dir)
-        if problems:
-            return Started(node, "\n".join(problems))
+        lacks = preflight(self.config, self.run_id, self.head, self.bench_dir)
+        if lacks:
+            return Started(node, "\n".join(lack.line for lack in lacks), [lack.what for lack in lacks])
+        agent = self.config.runs[self.run_id].agent
         try:
-            await asyncio.to_thread(install_agent, self.config.runs[self.run_id].agent)
+            await asyncio.to_thread(install_agent, agent)
+        except AdapterError as exc:  # this node cannot have it (no network, no compiler): another may
+            return Started(node, str(exc), [f"the {agent} install"])
+        try:
             self.run = build_run(self.config, self.run_id, tune=self._tune, front_end=self.front_end)
         except (AdapterError, BuildError, StateError) as exc:
             return Started(node, str(exc))
@@ -171,18 +189,28 @@ class RunActor:
         """What changed since shipment ``acked`` reached the head; waits up to ``PULL_WAIT`` for something."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + PULL_WAIT
+        early = self._shipped_at + SHIP_EVERY - loop.time()
+        if early > 0 and self._ended() is None:
+            await self._quiet(early)  # what comes meanwhile goes in this shipment
         while True:
             ended = self._ended()  # before the look, so that the last look sees the run's last files
             seq, changes = self.watcher.changes(acked)
             if changes or ended is not None or loop.time() >= deadline:
                 view = run_view(self.run, running=ended is None) if self.run is not None else None
                 same = view == self._sent[1] and acked == self._sent[0]  # and the last pull arrived
-                self._sent = (seq, view)
+                self._sent, self._shipped_at = (seq, view), loop.time()
                 return Pulled(seq, changes, None if same else view, ended)
             with suppress(TimeoutError):
                 await asyncio.wait_for(self.changed.wait(), POLL)
             self.changed.clear()
             await asyncio.sleep(COALESCE)
+
+    async def _quiet(self, seconds: float) -> None:
+        """Wait ``seconds``, or less if the run ends meanwhile (its last files go at once)."""
+        if self.task is None:
+            await asyncio.sleep(seconds)
+        else:  # never raises: however the run ended, the pull says it
+            await asyncio.wait({self.task}, timeout=seconds)
 
     async def command(self, command: Command) -> CommandResult:
         if self.task is None or self.task.done():

@@ -1,13 +1,14 @@
-"""The driver's line to Ray: joining the cluster (once per process, from any front end), the cluster's nodes as
-``engine/placement/nodes.py`` reads them, and the node an actor plays on. With ``ray_executor.py``, the only
-modules that import Ray, always inside functions.
+"""The driver's line to Ray: joining the cluster (once per process, from any front end) and the cluster's nodes
+as ``engine/placement/nodes.py`` reads them. With ``ray_executor.py`` and ``ray_pool.py``, the only modules that
+import Ray, always inside functions.
 
 Ray is joined where no front end can break it: ``ray.init`` turns on ``faulthandler`` on ``sys.stderr`` unless
 it is on already, and under the app ``sys.stderr`` is Textual's capture, whose ``fileno()`` is -1, so the join
 failed with ``file.fileno() is not a valid file descriptor``. It is turned on here first, on the process's own
 stderr (where Python's own fatal-error report goes). Ray's own words (its loggers, and the ``(raylet)`` lines
 it prints from the cluster's error channel, with colour codes) go to the engine's log, never to a terminal the
-app or the headless runner writes on.
+app or the headless runner writes on; Ray's C++ failure signal handler, whose stack dump of a stop's SIGTERM
+went to the terminal, is left out of the driver.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def connect(address: str | None) -> None:
             return
         route_ray_output(ray)
         _fault_handler_on_a_real_file()
+        _no_failure_signal_handler(ray)
         local = {"include_dashboard": False} if address in (None, "local") else {}
         ray.init(address=address, log_to_driver=False, configure_logging=False, **local)
 
@@ -60,6 +62,16 @@ def _fault_handler_on_a_real_file() -> None:
     except (OSError, ValueError):  # detached, or closed
         _fault_file = stream = open(os.devnull, "w")  # noqa: SIM115 - held while faulthandler is on
     faulthandler.enable(file=stream, all_threads=False)
+
+
+def _no_failure_signal_handler(ray: Any) -> None:
+    """The driver's stop signals are the front end's (a stopped headless run saves its runs and exits 130): Ray's
+    C++ failure signal handler would print its stack dump of a SIGTERM on the terminal first. It is left out of
+    the driver (read when ``ray.init`` starts the driver's core worker); ``faulthandler`` still reports a real
+    crash, and the nodes' workers keep theirs (their output is in Ray's logs)."""
+    constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
+    if constants is not None and hasattr(constants, "RAY_DISABLE_FAILURE_SIGNAL_HANDLER"):
+        constants.RAY_DISABLE_FAILURE_SIGNAL_HANDLER = True
 
 
 def route_ray_output(ray: Any) -> None:
@@ -97,24 +109,3 @@ def cluster_nodes() -> list[Node]:
             )
         )
     return nodes
-
-
-def where_actor_was(actor_id: str) -> str:
-    """The id of the node a (dead) actor was placed on, as Ray's control store keeps it; "" when unknown."""
-    try:
-        entry = ray_module()._private.state.actors(actor_id)
-        return str((entry.get("Address") or {}).get("NodeID") or "")
-    except Exception:  # an internal table: its shape may change with Ray
-        return ""
-
-
-def node_of_actor(actor_self: object) -> str:
-    """Run inside an actor (``__ray_call__``): the id of the node it plays on."""
-    return str(ray_module().get_runtime_context().get_node_id())
-
-
-def prefer_node(node_id: str) -> Any:
-    """Ray's scheduling strategy for "on node ``node_id`` if it is alive and can hold it, else anywhere"."""
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-    return NodeAffinitySchedulingStrategy(node_id=node_id, soft=True)
