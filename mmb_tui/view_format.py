@@ -9,6 +9,7 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from engine.api import Activity, RunStatus, RunView
+from engine.placement.status import placement_text
 
 STATUS_STYLES: dict[RunStatus, str] = {
     "idle": "dim",
@@ -114,11 +115,18 @@ def status_text(view: RunView, now: float, width: int | None = 26, every_reason:
     ``every_reason``: also the reason of a running or idle run (who plays it elsewhere, why it stopped), as
     the run's header shows it."""
     style = STATUS_STYLES.get(view.status, "")
-    text = Text(no_wrap=True, overflow="ellipsis")
+    text = Text(no_wrap=width is not None, overflow="ellipsis" if width is not None else "fold")
     if view.owner:
         text.append(f"{ELSEWHERE_MARK} ", style="bold cyan")
-    if view.node:
-        text.append(f"{PLACED_MARK} ", style="bold cyan")
+    stage = view.placement.stage  # a run on Ray: the same words as the header and headless (placement_text)
+    if view.node or stage:
+        where = placement_text(view, now, short=True) if stage == "playing" and width is not None else ""
+        text.append(f"{PLACED_MARK} {where} " if where else f"{PLACED_MARK} ", style="bold cyan")
+    if stage in ("placing", "restarting"):
+        text.append(placement_text(view, now, short=width is not None), style=style)
+        if width is not None:
+            text.truncate(width, overflow="ellipsis")
+        return text
     backing_off = view.activity.waiting_for == "back-off"  # waiting, but not for the operator
     doing = activity_label(view.activity, now) if view.status == "running" or backing_off else ""
     if doing:  # a running run shows what it waits for instead of the word

@@ -113,3 +113,20 @@ def test_seconds_are_said_as_a_countdown_reads(seconds: float, label: str) -> No
 def test_a_line_is_cut_after_a_whole_word(text: str, limit: int, clipped: str) -> None:
     assert clip(text, limit) == clipped
     assert len(clip(text, limit)) <= limit
+
+
+def test_the_runs_table_and_the_header_say_the_placement_as_headless_does() -> None:
+    """The TUI's status (``mmb_tui/view_format.py`` ``status_text``) uses ``placement_text``: the table names the
+    node by its short name and counts a restart down; the header says the cause whole, never cut."""
+    from mmb_tui.view_format import status_text
+
+    playing = _view(stage="playing")
+    assert "1a2b@gpu-node-2" in status_text(playing, NOW).plain
+    cause = "its Ray actor on 1a2b3c@gpu-node-2 died: The actor is dead because its node has died."
+    restarting = _view(stage="restarting", restart=1, resume_at=NOW + 27, detail=cause)
+    table = status_text(restarting, NOW).plain
+    assert table.endswith("restart 1/3 in 27s") and len(table) <= 26
+    header = status_text(restarting, NOW, width=None, every_reason=True).plain
+    assert header.endswith(f"restart 1/3 in 27s: {cause}")  # whole
+    placing = _view(stage="placing", detail="waiting for room for 1 CPU, 1.75 GB")
+    assert status_text(placing, NOW, width=None).plain.endswith(placement_text(placing, NOW))

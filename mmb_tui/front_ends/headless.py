@@ -175,8 +175,8 @@ async def _play(
     for run_id, result in waiter.result().items():
         if result != TerminationReason.FINISHED:
             reason = scheduler.view(run_id).reason or str(result)
-            printer.out.write(
-                printable(f"{run_id}: not finished ({result}): {reason}", newlines=False) + "\n"
-            )
+            started = isinstance(result, TerminationReason)  # else the error that kept it from being built
+            said = f"not finished ({result}): {reason}" if started else f"not started: {reason}"
+            printer.out.write(printable(f"{run_id}: {said}", newlines=False) + "\n")
             code = 1
     return code
