@@ -45,6 +45,11 @@ class ScriptedName:
     slips: frozenset[str] = frozenset()  # ``?slips=echo,skip_edit``: scripted/persona plays these slips
     # ``?plan=save,twice``: scripted/agent's memory faults (``scripted_memory.py``)
     plan: frozenset[str] = frozenset()
+    # ``?reply_tokens=600``: scripted/agent's replies padded to about that many tokens (``scripted_padding.py``)
+    reply_tokens: int = 0
+
+
+MAX_REPLY_TOKENS = 20000
 
 
 def _parse_faults(name: str, text: str) -> dict[int, FaultKind]:
@@ -77,10 +82,10 @@ def parse_scripted_name(name: str) -> ScriptedName:
     """Split ``base?faults=...&reasoning=1``; a bad option is a ModelError naming it."""
     base, _, query = name.partition("?")
     options = parse_qs(query, keep_blank_values=True)
-    unknown = sorted(set(options) - {"faults", "reasoning", "slips", "plan"})
+    unknown = sorted(set(options) - {"faults", "reasoning", "slips", "plan", "reply_tokens"})
     if unknown:
         raise ModelError(
-            f"model {name!r}: unknown option {unknown[0]!r} (known: faults, reasoning, slips, plan)"
+            f"model {name!r}: unknown option {unknown[0]!r} (known: faults, reasoning, slips, plan, reply_tokens)"
         )
     faults = _parse_faults(name, ",".join(options.get("faults", [])))
     reasoning = options.get("reasoning", ["0"])[-1].lower() in ("1", "true", "yes", "on")
@@ -90,7 +95,23 @@ def parse_scripted_name(name: str) -> ScriptedName:
         raise ModelError(
             f"model {name!r}: unknown plan {sorted(plan - PLANS)[0]!r} (known: {', '.join(PLANS)})"
         )
-    return ScriptedName(base=base, faults=faults, reasoning=reasoning, slips=slips, plan=plan)
+    reply_tokens = _reply_tokens(name, options.get("reply_tokens", []))
+    return ScriptedName(
+        base=base, faults=faults, reasoning=reasoning, slips=slips, plan=plan, reply_tokens=reply_tokens
+    )
+
+
+def _reply_tokens(name: str, given: list[str]) -> int:
+    """``reply_tokens``: a whole number of tokens, 0 (unpadded) to ``MAX_REPLY_TOKENS``, given once."""
+    if not given:
+        return 0
+    text = given[-1].strip()
+    if len(given) > 1 or not text.isdigit() or int(text) > MAX_REPLY_TOKENS:
+        raise ModelError(
+            f"model {name!r}: bad reply_tokens {'&'.join(given)!r}: expected one whole number of tokens "
+            f"from 0 to {MAX_REPLY_TOKENS}"
+        )
+    return int(text)
 
 
 def _send_message_text(call: ToolCall) -> str | None:

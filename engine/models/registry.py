@@ -32,17 +32,22 @@ def is_scripted_name(name: str) -> bool:
 
 
 def _import_scripted(
-    name: str, base: str, slips: frozenset[str] = frozenset(), plan: frozenset[str] = frozenset()
+    name: str,
+    base: str,
+    slips: frozenset[str] = frozenset(),
+    plan: frozenset[str] = frozenset(),
+    reply_tokens: int = 0,
 ) -> ChatModel:
     module_name, _, class_name = SCRIPTED_MODELS[base].partition(":")
     try:
         cls = getattr(importlib.import_module(module_name), class_name)
     except (ImportError, AttributeError) as exc:
         raise ModelError(f"model {name!r}: {module_name}.{class_name} is not available ({exc})") from None
-    if plan:
+    if plan or reply_tokens:
         if base != "scripted/agent":
-            raise ModelError(f"model {name!r}: a memory plan is played by scripted/agent only")
-        planned: ChatModel = cls(plan=plan)
+            what = "a memory plan is" if plan else "reply_tokens is"
+            raise ModelError(f"model {name!r}: {what} played by scripted/agent only")
+        planned: ChatModel = cls(plan=plan, reply_tokens=reply_tokens)
         return planned
     if not slips:
         model: ChatModel = cls()
@@ -61,7 +66,7 @@ def make_scripted(name: str, latency: float = 0.0) -> FaultyModel:
     parsed = parse_scripted_name(name)
     if parsed.base not in SCRIPTED_MODELS:
         raise ModelError(f"model {name!r}: not a scripted model (known: {', '.join(SCRIPTED_MODELS)})")
-    inner = _import_scripted(name, parsed.base, parsed.slips, parsed.plan)
+    inner = _import_scripted(name, parsed.base, parsed.slips, parsed.plan, parsed.reply_tokens)
     return FaultyModel(inner, name, parsed.faults, reasoning=parsed.reasoning, latency=latency)
 
 

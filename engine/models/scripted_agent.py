@@ -1,11 +1,13 @@
-"""``scripted/agent``: a deterministic model for real agents (Hermes, OpenClaw) to run on, offline.
+"""``scripted/agent``: a deterministic model for real agents (Hermes, OpenClaw, Letta Code) to run on, offline.
 
 Served by ``engine.models.server``; the agent sends it its whole request (system prompt, history, tool
 schemas) and this model decides from that alone, so the agent's own machinery is what gets exercised:
 
 - "remember ..." / "note ..." (with the plan ``save``: any statement) with a memory-writing tool on offer:
   Hermes gets a ``memory`` call (``add``, or ``replace`` of the entry the fact updates); OpenClaw gets ``read``
-  of ``MEMORY.md`` then ``write`` of it with the fact appended (or ``edit`` of the line it updates). After the
+  of ``MEMORY.md`` then ``write`` of it with the fact appended (or ``edit`` of the line it updates); Letta Code the
+  same with its ``Read``/``Write``/``Edit`` in its memory directory, then a ``Bash`` ``git commit`` of it
+  (``scripted_files.py``). After the
   last write's tool result it answers ``Saved.`` A plan (``scripted/agent?plan=skip``) plants a memory fault:
   an update skipped, reverted, kept twice, or a question answered from nothing (``scripted_memory.py``).
 - a compaction request (a summarisation prompt listing ``## `` headings) gets a summary that echoes every
@@ -15,6 +17,11 @@ schemas) and this model decides from that alone, so the agent's own machinery is
   the agent's (possibly faked) clock is visible: ``Today is 2026-11-30 (Monday, November 30, 2026).``
 - any other question gets the best lexically matching line of the context (system prompt with injected
   memory, and earlier messages); a statement gets ``Noted.``
+- ``scripted/agent?reply_tokens=600``: every reply (never a tool call or a compaction's summary) is that long,
+  its own sentence first, then prose that elaborates it and states no figure (``scripted_padding.py``), so an
+  agent's context grows as with a real model's replies.
+
+Letta Code's ``<system-reminder>`` blocks are not the user's words: they are left out of a message's text.
 """
 
 from __future__ import annotations
@@ -27,14 +34,15 @@ from datetime import datetime
 from typing import Any
 
 from engine.models.base import Completion, Message, ToolCall, ToolSchema, Usage
+from engine.models.scripted_files import FileTools, commit_call, file_tools, is_commit, plain_file_text
 from engine.models.scripted_memory import (
     PLANS,
-    edit_names,
     file_tool_plan,
     look_in_notes,
     memory_tool_plan,
     planted_answer,
 )
+from engine.models.scripted_padding import pad
 from engine.models.scripted_recall import content_words
 from engine.models.tokens import count_text, count_tokens
 
@@ -55,6 +63,7 @@ _HEADING = re.compile(r"^##\s+\S.*$", re.M)
 _SUMMARY_REQUEST = re.compile(r"summar(?:y|ize|ise|isation|ization)", re.I)
 _INTERNAL = ("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT", "<<<BEGIN_")
 _RUNTIME_TRAILER = re.compile(r"\n\s*Runtime: agent=.*$", re.S)
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)  # Letta's, before the user's words
 _SENTENCES = re.compile(r"(?<=[.!])\s+|\n+")
 _SEARCH_WORDS = frozenset({"search", "memory", "memorie", "earlier", "conversation", "note", "check", "look"})
 _BOILERPLATE_LINE = re.compile(r"^\s*(?:#|<!--|\||```|-{3,}|={3,}|═)")
@@ -74,8 +83,9 @@ def _is_internal(text: str) -> bool:
 
 
 def clean_user_text(text: str) -> str:
-    """A user message without the agent's timestamp prefix and runtime trailer."""
-    return _RUNTIME_TRAILER.sub("", _STAMP.sub("", text, count=1)).strip()
+    """A user message without what the agent added to it: its ``<system-reminder>`` blocks (Letta Code), its
+    timestamp prefix and its runtime trailer."""
+    return _RUNTIME_TRAILER.sub("", _STAMP.sub("", _REMINDER.sub("", text).lstrip(), count=1)).strip()
 
 
 def last_user_index(messages: list[Message]) -> int:
@@ -131,13 +141,39 @@ def remember_step(
         planned = memory_tool_plan(messages[:start], fact, plan)
         done = sum(1 for name, _ in made if name == "memory")
         return _Call.make("memory", planned[done]) if done < len(planned) else SAVED
-    if "write" in names:
-        step = file_tool_plan(messages, start, fact, plan, edit_names(tools), can_read="read" in names)
-        if isinstance(step, str):
-            return _Call.make("read", {"path": step})
-        done = sum(1 for name, _ in made if name in ("write", "edit"))
-        return _Call.make(*step[done]) if done < len(step) else SAVED
-    return None
+    found = file_tools(messages, tools)
+    if found is None:
+        return None
+    if isinstance(found, tuple):  # the memory directory is asked of the shell first
+        return _Call.make(*found) if not _asked(made, found) else None
+    return _file_step(messages, start, fact, plan, found, made)
+
+
+def _asked(made: list[tuple[str, dict[str, Any]]], call: tuple[str, dict[str, Any]]) -> bool:
+    """Whether ``call`` was made in this turn already (its answer did not name a directory: give up)."""
+    return call in made
+
+
+def _file_step(
+    messages: list[Message],
+    start: int,
+    fact: str,
+    plan: frozenset[str],
+    tools: FileTools,
+    made: list[tuple[str, dict[str, Any]]],
+) -> ToolCall | str:
+    """The next file call (a read, a write, then the commit of a memory directory), or ``Saved.``."""
+    step = file_tool_plan(messages, start, fact, plan, tools)
+    if isinstance(step, str):
+        assert tools.read is not None  # a read is asked only where a read tool is offered
+        return _Call.make(tools.read, {tools.read_path: step})
+    done = sum(1 for name, _ in made if tools.is_write(name))
+    if done < len(step):
+        return _Call.make(*step[done])
+    commit = commit_call(tools)
+    if step and commit is not None and not any(is_commit(tools, *call) for call in made):
+        return _Call.make(*commit)
+    return SAVED
 
 
 def _summary_prompt(messages: list[Message]) -> str | None:
@@ -218,7 +254,9 @@ def recall(question: str, messages: list[Message], user_index: int) -> str | Non
         text = text_of(message.get("content"))
         if _is_internal(text):
             continue
-        candidates.extend(_statements(clean_user_text(text) if message.get("role") == "user" else text))
+        role = message.get("role")
+        text = clean_user_text(text) if role == "user" else plain_file_text(text) if role == "tool" else text
+        candidates.extend(_statements(text))
     frequency: Counter[str] = Counter()
     words = [content_words(c) for c in candidates]
     for found in words:
@@ -262,8 +300,13 @@ def respond(
         date = today(messages, index)
         return f"Today is {date}." if date else "I don't know today's date."
     if "?" in question:
-        if (look := look_in_notes(messages, index, tools, plan)) is not None:
-            return _Call.make("read", {"path": look})
+        found = (
+            file_tools(messages, tools) if "twice" in plan and "memory" not in _tool_names(tools) else None
+        )
+        listed = found if isinstance(found, FileTools) else None
+        if listed is not None and (look := look_in_notes(messages, index, listed, plan)) is not None:
+            assert listed.read is not None  # look_in_notes reads only with a read tool
+            return _Call.make(listed.read, {listed.read_path: look})
         return planted_answer(question, plan) or recall(question, messages, index) or DONT_KNOW
     return NOTED
 
@@ -271,17 +314,28 @@ def respond(
 class ScriptedAgentModel:
     """A ChatModel for real agents: deterministic, tool-using, reads only what the agent sends."""
 
-    def __init__(self, plan: frozenset[str] = frozenset()) -> None:
+    def __init__(self, plan: frozenset[str] = frozenset(), reply_tokens: int = 0) -> None:
         if plan - PLANS:
             raise ValueError(
                 f"unknown memory plan {sorted(plan - PLANS)[0]!r} (known: {', '.join(sorted(PLANS))})"
             )
         self.name = NAME
         self.plan = plan  # the memory faults it plants (``engine/models/scripted_memory.py``)
+        self.reply_tokens = reply_tokens  # replies padded to about this many tokens (``scripted_padding.py``)
+
+    def _padded(self, step: str, messages: list[Message]) -> str:
+        """A reply to the user at the length asked for (a compaction's summary is left as it is)."""
+        if not self.reply_tokens or _summary_prompt(messages) is not None:
+            return step
+        index = last_user_index(messages)
+        message = clean_user_text(text_of(messages[index].get("content"))) if index >= 0 else ""
+        return pad(step, message, self.reply_tokens)
 
     async def complete(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> Completion:
         """One step: a memory tool call, or a reply; usage counts the whole request like a real model."""
         step = respond(messages, tools, self.plan)
+        if isinstance(step, str):
+            step = self._padded(step, messages)
         prompt_tokens = (
             count_tokens(messages) + count_text(json.dumps(tools)) if tools else count_tokens(messages)
         )

@@ -5,14 +5,16 @@ What it saves: a "remember …"/"note …" message's fact; with ``save``, every 
 question mark). A fact about something already in memory (an entry sharing content words with it: ``best_entry``)
 replaces that entry (an update); else it is added. With Hermes' ``memory`` tool: ``add``/``replace`` entries,
 the entries known from the memory block of its system prompt and the calls since. With file tools (OpenClaw's
-``read``/``write``/``edit``): ``MEMORY.md`` read first, a new fact appended with ``write``, an update made with
-``edit`` (or the whole file written again).
+``read``/``write``/``edit`` in its workspace, Letta Code's ``Read``/``Write``/``Edit`` in its memory directory, then
+committed with its ``Bash``: ``scripted_files.py``): ``MEMORY.md`` read first, a new fact appended with the write
+tool, an update made with the edit tool (or the whole file written again).
 
 The plan's faults, each a class of the memory autopsy:
 
 - ``skip``: an update is never written (the old value stays): *never written*;
 - ``revert``: an update is written, and the next write puts the old value back: *lost*;
-- ``twice``: a new fact is written in two places (Hermes' ``user`` target, or ``memory/notes.md``), an update
+- ``twice``: a new fact is written in two places (Hermes' ``user`` target, or ``memory/notes.md``; in a memory
+  directory ``notes.md``), an update
   changes the first only: *stored twice, diverged*;
 - ``ignore``: a question is answered "I don't know" whatever memory holds: *present but not used*;
 - ``invent``: a question is answered with a figure made up from the question: *invented*.
@@ -25,11 +27,10 @@ import json
 import re
 from typing import Any
 
-from engine.models.base import Message, ToolSchema
+from engine.models.base import Message
+from engine.models.scripted_files import MEMORY_FILE, FileTools, plain_file_text, read_argument
 
 PLANS = frozenset({"save", "skip", "revert", "twice", "ignore", "invent"})
-MEMORY_FILE = "MEMORY.md"
-NOTES_FILE = "memory/notes.md"
 MEMORY_FILE_HEADER = "# MEMORY.md\n\n"
 NOTES_HEADER = "# Notes\n\n"
 DONT_KNOW = "I don't know — you didn't tell me that."
@@ -105,13 +106,14 @@ def known_entries(messages: list[Message]) -> list[str]:
     return entries
 
 
-def pending_revert(messages: list[Message], file_tool: bool) -> tuple[str, str] | None:
-    """``revert``: the last update (old, new) made before this turn, unless one was put back already."""
+def pending_revert(messages: list[Message], edit: str | None) -> tuple[str, str] | None:
+    """``revert``: the last update (old, new) made before this turn, unless one was put back already; ``edit``:
+    the file edit tool's name (None: Hermes' ``memory`` tool)."""
     updates = []
     for name, args in tool_calls(messages):
-        if name == "memory" and args.get("action") == "replace" and not file_tool:
+        if name == "memory" and args.get("action") == "replace" and edit is None:
             updates.append((str(args.get("old_text", "")), str(args.get("content", ""))))
-        elif name == "edit" and file_tool:
+        elif edit is not None and name == edit:
             old, new = _edit_texts(args)
             updates.append((old, new))
     if not updates or any((n, o) in updates for o, n in updates):
@@ -129,7 +131,7 @@ def memory_tool_plan(messages: list[Message], fact: str, plan: frozenset[str]) -
             calls.append({"action": "add", "target": "user", "content": fact})
     elif old.strip() != fact.strip() and "skip" not in plan:
         calls.append({"action": "replace", "target": "memory", "old_text": old, "content": fact})
-    revert = pending_revert(messages, file_tool=False) if "revert" in plan else None
+    revert = pending_revert(messages, None) if "revert" in plan else None
     if revert is not None:
         calls.insert(
             0, {"action": "replace", "target": "memory", "old_text": revert[1], "content": revert[0]}
@@ -137,83 +139,65 @@ def memory_tool_plan(messages: list[Message], fact: str, plan: frozenset[str]) -
     return calls
 
 
-def read_result(messages: list[Message], start: int, path: str) -> str | None:
-    """The text a ``read`` of ``path`` gave in this turn ('' for a missing file; None: not read yet)."""
+def read_result(messages: list[Message], start: int, tools: FileTools, path: str) -> str | None:
+    """The text a read of ``path`` gave in this turn ('' for a missing file; None: not read yet)."""
     wanted = {
         call.get("id")
         for message in messages[start + 1 :]
         for call in message.get("tool_calls") or []
-        if call.get("function", {}).get("name") == "read"
-        and path in str(call.get("function", {}).get("arguments", ""))
+        if call.get("function", {}).get("name") == tools.read
+        and read_argument(call.get("function", {}).get("arguments", ""), tools.read_path) == path
     }
     for message in messages[start + 1 :]:
         if message.get("role") == "tool" and message.get("tool_call_id") in wanted:
             result = _text(message.get("content"))
-            return "" if _MISSING.search(result[:300]) else result
+            return "" if _MISSING.search(result[:300]) else plain_file_text(result)
     return None
 
 
 def file_tool_plan(
-    messages: list[Message],
-    start: int,
-    fact: str,
-    plan: frozenset[str],
-    edit: dict[str, str] | None,
-    can_read: bool = True,
+    messages: list[Message], start: int, fact: str, plan: frozenset[str], tools: FileTools
 ) -> list[tuple[str, dict[str, Any]]] | str:
-    """The file calls that save ``fact``: a ``read`` first (its path, a str, while one is missing), then the
-    writes; ``edit``: the edit tool's argument names (None: not offered); without a ``read`` tool the files are
-    taken for empty."""
-    paths = [MEMORY_FILE, NOTES_FILE] if "twice" in plan else [MEMORY_FILE]
+    """The file calls that save ``fact``: a read first (its path, a str, while one is missing), then the
+    writes; without a read tool the files are taken for empty."""
+    main_path = tools.path(MEMORY_FILE)
+    paths = [main_path, tools.path(tools.notes)] if "twice" in plan else [main_path]
     texts = {}
     for path in paths:
-        text = read_result(messages, start, path) if can_read else ""
+        text = read_result(messages, start, tools, path) if tools.read else ""
         if text is None:
             return path
         texts[path] = text
-    main = texts[MEMORY_FILE]
+    main = texts[main_path]
     lines = [line.strip().lstrip("-•* ").strip() for line in main.splitlines() if line.strip()]
     calls: list[tuple[str, dict[str, Any]]] = []
     old = best_entry(lines, fact)
     if old is None:
-        calls.append(("write", {"path": MEMORY_FILE, "content": _appended(main, MEMORY_FILE_HEADER, fact)}))
+        calls.append(_write(tools, main_path, _appended(main, MEMORY_FILE_HEADER, fact)))
         if "twice" in plan:
-            notes = _appended(texts[NOTES_FILE], NOTES_HEADER, fact)
-            calls.append(("write", {"path": NOTES_FILE, "content": notes}))
+            notes = tools.path(tools.notes)
+            calls.append(_write(tools, notes, _appended(texts[notes], NOTES_HEADER, fact)))
     elif old != fact and "skip" not in plan:
-        if edit is not None:
-            calls.append(("edit", _edit_args(edit, old, fact)))
+        if tools.edit is not None:
+            calls.append(_edit_call(tools, old, fact))
         else:
-            calls.append(("write", {"path": MEMORY_FILE, "content": main.replace(old, fact, 1)}))
-    revert = pending_revert(messages[:start], file_tool=True) if "revert" in plan and edit else None
-    if revert is not None and edit is not None:  # after the writes: a whole file written would undo it
-        calls.append(("edit", _edit_args(edit, revert[1], revert[0])))
+            calls.append(_write(tools, main_path, main.replace(old, fact, 1)))
+    edit = tools.edit
+    revert = pending_revert(messages[:start], edit["name"]) if "revert" in plan and edit else None
+    if revert is not None:  # after the writes: a whole file written would undo it
+        calls.append(_edit_call(tools, revert[1], revert[0]))
     return calls
 
 
-def edit_names(tools: list[ToolSchema] | None) -> dict[str, str] | None:
-    """The argument names of an ``edit`` tool on offer (path, old text, new text), None when there is none."""
-    for tool in tools or []:
-        function = tool.get("function", {}) if isinstance(tool, dict) else {}
-        if function.get("name") != "edit":
-            continue
-        names = list((function.get("parameters") or {}).get("properties", {}))
-        path = next((n for n in names if "path" in n.lower()), "path")
-        old = next((n for n in names if "old" in n.lower()), "oldText")
-        new = next((n for n in names if "new" in n.lower()), "newText")
-        return {"path": path, "old": old, "new": new}
-    return None
-
-
 def look_in_notes(
-    messages: list[Message], start: int, tools: list[ToolSchema] | None, plan: frozenset[str]
+    messages: list[Message], start: int, tools: FileTools | None, plan: frozenset[str]
 ) -> str | None:
     """``twice`` with file tools: before answering, the second copy is read too (as an agent searches its topic
     files); the path to read, or None (read already, or not this plan)."""
-    offered = {str(t.get("function", {}).get("name")) for t in tools or [] if isinstance(t, dict)}
-    if "twice" not in plan or "read" not in offered or "memory" in offered:
+    if "twice" not in plan or tools is None or tools.read is None:
         return None
-    return NOTES_FILE if read_result(messages, start, NOTES_FILE) is None else None
+    notes = tools.path(tools.notes)
+    return notes if read_result(messages, start, tools, notes) is None else None
 
 
 def planted_answer(question: str, plan: frozenset[str]) -> str | None:
@@ -231,8 +215,14 @@ def _appended(text: str, header: str, fact: str) -> str:
     return f"{body}- {fact}\n"
 
 
-def _edit_args(names: dict[str, str], old: str, new: str) -> dict[str, Any]:
-    return {names["path"]: MEMORY_FILE, names["old"]: old, names["new"]: new}
+def _write(tools: FileTools, path: str, content: str) -> tuple[str, dict[str, Any]]:
+    return tools.write, {tools.write_path: path, tools.content: content}
+
+
+def _edit_call(tools: FileTools, old: str, new: str) -> tuple[str, dict[str, Any]]:
+    names = tools.edit
+    assert names is not None  # only called where an edit tool is offered
+    return names["name"], {names["path"]: tools.path(MEMORY_FILE), names["old"]: old, names["new"]: new}
 
 
 def _edit_texts(args: dict[str, Any]) -> tuple[str, str]:
