@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -84,3 +85,17 @@ def slow_demo_config(tmp_path: Path, latency: float = 0.2, benchmark: str = "dem
     path = tmp_path / "config.jsonc"
     path.write_text(json.dumps(config))
     return path
+
+
+def headless_command(config: Path, run_id: str = "r") -> list[str]:
+    """``mmb-tui --config CONFIG run RUN --headless`` as a command for a process of its own (this interpreter)."""
+    return [
+        sys.executable,
+        "-m",
+        "mmb_tui.front_ends.cli",
+        "--config",
+        str(config),
+        "run",
+        run_id,
+        "--headless",
+    ]

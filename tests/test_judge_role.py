@@ -10,13 +10,12 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import FORGETFUL, ROOT, events, fast, make_config, play
+from engine_helpers import FORGETFUL, ROOT, events, fast, headless_command, make_config, play
 
 from engine.config import BuildError, Config, ConfigError, parse_config
 from engine.event_summary import summary
@@ -334,16 +333,7 @@ def _kill_after_an_evaluation(process: subprocess.Popen[bytes], transcript: Path
 def test_killed_between_a_grade_and_its_judge_every_grade_is_judged_exactly_once(tmp_path: Path) -> None:
     config = _kill_setup(tmp_path)
     transcript = tmp_path / "results" / "r" / "transcript.jsonl"
-    command = [
-        sys.executable,
-        "-m",
-        "mmb_tui.front_ends.cli",
-        "--config",
-        str(config),
-        "run",
-        "r",
-        "--headless",
-    ]
+    command = headless_command(config)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     kills = 0
     for skip in (0, 1, 0):  # killed while the judge grades the 1st evaluation, then the 2nd after, …

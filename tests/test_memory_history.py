@@ -16,7 +16,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from engine_helpers import make_config, play
+from engine_helpers import headless_command, make_config, play
 
 from engine.autopsy.blobs import MAX_CHAIN, PACK, BlobError, BlobStore, apply_delta, blob_name, encode_delta
 from engine.autopsy.history import MemoryHistory
@@ -299,16 +299,7 @@ def _play_until(config: Path, events: int | None) -> bool:
     """Play run ``r`` as a user does; kill it with -9 once ``events`` more events are in its transcript (True),
     or let it end (False)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT)])}
-    command = [
-        sys.executable,
-        "-m",
-        "mmb_tui.front_ends.cli",
-        "--config",
-        str(config),
-        "run",
-        "r",
-        "--headless",
-    ]
+    command = headless_command(config)
     transcript = config.parent / "results" / "r" / "transcript.jsonl"
     count = lambda: transcript.read_bytes().count(b"\n") if transcript.exists() else 0  # noqa: E731
     target = count() + (events or 0)

@@ -8,14 +8,13 @@ import json
 import os
 import stat
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from engine_helpers import ROOT
+from engine_helpers import ROOT, headless_command
 from tui_fakes import wait_until
 
 from engine.api import RunView
@@ -60,16 +59,7 @@ def _config(tmp_path: Path, latency: float = 0.05) -> Path:
 @contextmanager
 def played_elsewhere(config_path: Path) -> Iterator[subprocess.Popen[str]]:
     """``mmb-tui run r --headless`` in another process, once its control socket is named in the run's lock."""
-    command = [
-        sys.executable,
-        "-m",
-        "mmb_tui.front_ends.cli",
-        "--config",
-        str(config_path),
-        "run",
-        "r",
-        "--headless",
-    ]
+    command = headless_command(config_path)
     owner = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     lock = config_path.parent / "results" / "r" / LOCK_NAME
     deadline = time.monotonic() + 30

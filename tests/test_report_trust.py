@@ -9,7 +9,6 @@ import random
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from datetime import date
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import FORGETFUL, ROOT, events, make_config, play
+from engine_helpers import FORGETFUL, ROOT, events, headless_command, make_config, play
 
 from engine.benchmark.check_kinds import kinds_of
 from engine.benchmark.model import Check
@@ -324,16 +323,7 @@ def _kill_config(folder: Path) -> Path:
 def _play_killed(config: Path, kill_after: list[int]) -> RunState:
     """Plays run ``r`` in a subprocess, killed with SIGKILL once the transcript has grown by each of
     ``kill_after`` events (a resume each time), then to its end; its last state."""
-    command = [
-        sys.executable,
-        "-m",
-        "mmb_tui.front_ends.cli",
-        "--config",
-        str(config),
-        "run",
-        "r",
-        "--headless",
-    ]
+    command = headless_command(config)
     transcript = config.parent / "results" / "r" / "transcript.jsonl"
 
     def length() -> int:
