@@ -22,7 +22,7 @@ test: $(STAMP)
 	$(VENV)/bin/pytest
 
 agents: $(STAMP)  ## the real agents, pinned, outside the tree (`make agents AGENT=hermes` for one)
-	$(PY) -m adapters.install $(AGENT)
+	$(PY) -m adapters.local.install $(AGENT)
 
 clean:
 	rm -rf $(VENV)

@@ -125,7 +125,7 @@ def opt_flags(
     return problem(message, frozenset(allowed) if default else frozenset())
 
 
-# --- the agent folder's size (``agent_disk_mb``, the local agents: ``adapters/local_agent.py``) --------------
+# --- the agent folder's size (``agent_disk_mb``, the local agents: ``adapters/local/agent.py``) --------------
 
 DISK_KEY = "agent_disk_mb"
 DEFAULT_DISK_MB = 2048  # far above what a real run's agent keeps (its memory, sessions, logs: a few MB)

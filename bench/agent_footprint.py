@@ -20,8 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from adapters.agent_pid import read_pid_file  # noqa: E402
-from adapters.local_agent import OWN_DIR, PID_FILE  # noqa: E402
+from adapters.local.agent import OWN_DIR, PID_FILE  # noqa: E402
+from adapters.local.agent_pid import read_pid_file  # noqa: E402
 from engine.config import load_config  # noqa: E402
 from engine.events import Event  # noqa: E402
 from engine.placement.scheduler import Scheduler  # noqa: E402

@@ -32,7 +32,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from adapters.ports import free_port  # noqa: E402
+from adapters.local.ports import free_port  # noqa: E402
 from engine.config import load_config  # noqa: E402
 from engine.events import Event  # noqa: E402
 from engine.placement.scheduler import Scheduler  # noqa: E402
@@ -94,7 +94,7 @@ class LocalCluster:
 
 
 def _free(port: int) -> bool:
-    from adapters.ports import port_is_free
+    from adapters.local.ports import port_is_free
 
     return port_is_free(port) and port_is_free(port, "0.0.0.0")
 

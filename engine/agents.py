@@ -25,7 +25,7 @@ from engine.events import ActionKind
 from engine.models.base import ChatModel, Usage
 
 SCRATCH = "scratch"  # ``memory_files``' default: the folder (under ``run_dir/memory``) a copy is read from
-SKIPPED_NOTE = "skipped.txt"  # a copy's note of what it left out (adapters/agent_files.py), not a memory file
+SKIPPED_NOTE = "skipped.txt"  # a copy's note of what it left out (adapters/local/files/agent_files.py), not a memory file
 
 # --- what goes over the interface -----------------------------------------------------------------
 
@@ -289,9 +289,9 @@ class AgentAdapter(ABC):
 BUILTIN_ENTRIES: tuple[tuple[str, str], ...] = (
     ("chatbot", "adapters.chatbot:ChatbotAdapter"),
     ("openai-endpoint", "adapters.openai_endpoint:OpenAIEndpointAdapter"),
-    ("hermes", "adapters.hermes:HermesAdapter"),
-    ("openclaw", "adapters.openclaw:OpenClawAdapter"),
-    ("letta", "adapters.letta:LettaAdapter"),
+    ("hermes", "adapters.hermes.adapter:HermesAdapter"),
+    ("openclaw", "adapters.openclaw.adapter:OpenClawAdapter"),
+    ("letta", "adapters.letta.adapter:LettaAdapter"),
 )
 
 

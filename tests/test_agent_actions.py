@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from adapters.hermes_actions import actions_of
-from adapters.memory_read import read_memory
-from adapters.openclaw_actions import ActionReader, memory_name
-from adapters.safe_files import AgentFolder, UnsafePath
+from adapters.hermes.actions import actions_of
+from adapters.local.files.memory_read import read_memory
+from adapters.local.files.safe_files import AgentFolder, UnsafePath
+from adapters.openclaw.actions import ActionReader, memory_name
 
 
 def _hermes_call(number: int, name: str, args: dict[str, object], call_id: str) -> dict[str, object]:

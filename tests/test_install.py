@@ -1,4 +1,4 @@
-"""``python -m adapters.install`` (``make agents``): its command line, offline (nothing is installed)."""
+"""``python -m adapters.local.install`` (``make agents``): its command line, offline (nothing is installed)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters import install
-from adapters.install import parse_agents
+from adapters.local import install
+from adapters.local.install import parse_agents
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -58,7 +58,7 @@ def test_main_reports_a_failed_step(
 def test_the_module_command_line_parses_without_arguments() -> None:
     # the real entry point, as `make agents` runs it; --help exits before installing anything
     done = subprocess.run(
-        [sys.executable, "-m", "adapters.install", "--help"], cwd=ROOT, capture_output=True, text=True
+        [sys.executable, "-m", "adapters.local.install", "--help"], cwd=ROOT, capture_output=True, text=True
     )
     assert done.returncode == 0 and "hermes, openclaw, letta" in done.stdout
 
@@ -94,10 +94,10 @@ def test_an_agents_install_on_a_node_builds_the_clock_and_shrugs_off_what_it_can
     """``HermesAdapter.install`` / ``OpenClawAdapter.install`` (a Ray node before a run plays there) build the
     virtual clock ahead; a node without a sandbox or a compiler still installs, and the run that needs them says
     how to get them."""
-    from adapters.hermes import HermesAdapter
+    from adapters.hermes.adapter import HermesAdapter
 
     monkeypatch.setenv("MMB_AGENTS_DIR", str(tmp_path / "agents"))
-    monkeypatch.setattr("adapters.hermes.install_hermes", lambda: None)
+    monkeypatch.setattr("adapters.hermes.adapter.install_hermes", lambda: None)
     monkeypatch.setattr(install, "install_sandbox", lambda: "bwrap")
     HermesAdapter.install()
     assert [p.name for p in (tmp_path / "agents").glob("virtual-clock-*/*")] == [install.CLOCK_LIBRARY]

@@ -1,6 +1,6 @@
-"""The letta adapter's readings of Letta Code's own records, offline: its store (``adapters/letta_store.py``), its
-tool calls as actions (``adapters/letta_actions.py``) and one call's command line and result
-(``adapters/letta_call.py``). The shapes are Letta Code 0.34.12's, as ``tests/agents/test_letta.py`` sees them live.
+"""The letta adapter's readings of Letta Code's own records, offline: its store (``adapters/letta/store.py``), its
+tool calls as actions (``adapters/letta/actions.py``) and one call's command line and result
+(``adapters/letta/call.py``). The shapes are Letta Code 0.34.12's, as ``tests/agents/test_letta.py`` sees them live.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from adapters.base import AdapterError
-from adapters.letta_actions import actions_after
-from adapters.letta_call import Whereabouts, call_result, context_tokens, fit, last_result, provider_json
-from adapters.letta_model import alias_of
-from adapters.letta_store import (
+from adapters.letta.actions import actions_after
+from adapters.letta.call import Whereabouts, call_result, context_tokens, fit, last_result, provider_json
+from adapters.letta.model import alias_of
+from adapters.letta.store import (
     CONVERSATIONS,
     MEMFS,
     agent_ids,
@@ -26,7 +26,7 @@ from adapters.letta_store import (
     memory_files,
     session_of,
 )
-from adapters.safe_files import AgentFolder
+from adapters.local.files.safe_files import AgentFolder
 
 AGENT = "agent-local-1234"
 MEMORY = Path("/runs/r/agent/home/.letta/lc-local-backend/memfs") / AGENT / "memory"

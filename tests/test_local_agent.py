@@ -1,7 +1,7 @@
 """What the real-agent adapters share, offline: the minimal environment, the delivery check's reading of an
 agent's session, and the agent's folder under attack in whole runs (issue 32: a link planted in place of a
 file the engine writes, links and FIFOs in the memory folder, a folder over ``agent_disk_mb``), with a local
-process as the agent (``adapters/local_agent.py``). The real agents are exercised in ``tests/agents/``."""
+process as the agent (``adapters/local/agent.py``). The real agents are exercised in ``tests/agents/``."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ import pytest
 from engine_helpers import make_config, play
 
 from adapters.base import AdapterContext, AdapterError
-from adapters.hermes import HermesAdapter
-from adapters.local_agent import LocalAgentAdapter, delivery_in
-from adapters.openclaw import session_of
-from adapters.ports import free_port
+from adapters.hermes.adapter import HermesAdapter
+from adapters.local.agent import LocalAgentAdapter, delivery_in
+from adapters.local.ports import free_port
+from adapters.openclaw.adapter import session_of
 from engine.autopsy.history import MemoryHistory
 from engine.clock import Clock
 from engine.events import TerminationReason

@@ -26,7 +26,7 @@ import pytest
 from engine_helpers import ROOT, make_config, play
 
 from adapters.base import AdapterContext
-from adapters.local_agent import LocalAgentAdapter
+from adapters.local.agent import LocalAgentAdapter
 from engine.clock import Clock
 from engine.commands import Pause
 from engine.config import Config

@@ -1,4 +1,4 @@
-"""Process plumbing of the real-agent adapters (``adapters/process.py``), offline with dummy child processes.
+"""Process plumbing of the real-agent adapters (``adapters/local/process.py``), offline with dummy child processes.
 
 An agent must never outlive its run: killed with its engine (``PR_SET_PDEATHSIG``), ended as a whole
 process group, and found again through the run's pid file when an earlier start left it running — but only
@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 from engine_helpers import scaled
 
-from adapters.agent_pid import (
+from adapters.base import AdapterError
+from adapters.local.agent_pid import (
     end_stale,
     group_members,
     pid_alive,
@@ -30,9 +31,8 @@ from adapters.agent_pid import (
     recorded_process_alive,
     write_pid_file,
 )
-from adapters.base import AdapterError
-from adapters.ports import free_port, port_is_free
-from adapters.process import AgentProcess, tail
+from adapters.local.ports import free_port, port_is_free
+from adapters.local.process import AgentProcess, tail
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux process features")
 
@@ -42,7 +42,7 @@ SLEEP = "import time; time.sleep(600)"
 PARENT = """
 import sys, time
 from pathlib import Path
-from adapters.process import AgentProcess
+from adapters.local.process import AgentProcess
 folder = Path(sys.argv[1])
 process = AgentProcess("dummy", folder / "process.log", folder / "agent.pid")
 process.start([sys.executable, "-c", "import time; time.sleep(600)"], {"PATH": "/usr/bin:/bin"}, folder)

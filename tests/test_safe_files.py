@@ -1,6 +1,6 @@
 """The agent's folder as the engine touches it (issue 32, items 1, 2 and 5): nothing read, written, copied,
-measured or deleted there follows a link the agent planted (``adapters/safe_files.py``,
-``adapters/safe_tree.py``), without a real agent: links to host files and folders at every depth, hard
+measured or deleted there follows a link the agent planted (``adapters/local/files/safe_files.py``,
+``adapters/local/files/safe_tree.py``), without a real agent: links to host files and folders at every depth, hard
 links, FIFOs, sockets, links swapped in while the engine works, a tree too deep or too big."""
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from adapters.agent_files import SKIPPED_NOTE, copy_memory, size_problem
-from adapters.openclaw_transcript import TranscriptReader
-from adapters.safe_files import AgentFileError, AgentFolder, UnsafePath
-from adapters.safe_tree import MAX_DEPTH, FolderUsage, folder_usage, remove_tree
+from adapters.local.files.agent_files import SKIPPED_NOTE, copy_memory, size_problem
+from adapters.local.files.safe_files import AgentFileError, AgentFolder, UnsafePath
+from adapters.local.files.safe_tree import MAX_DEPTH, FolderUsage, folder_usage, remove_tree
+from adapters.openclaw.transcript import TranscriptReader
 
 CANARY = b"host file: must stay byte-identical\n"
 SECRET = "root-only-secret-4f9c2e"

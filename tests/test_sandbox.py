@@ -1,4 +1,4 @@
-"""The agents' sandbox (``adapters/sandbox.py``, ``sandbox_box.py``, ``sandbox_launch.py``) with plain programs in
+"""The agents' sandbox (``adapters/local/sandbox/policy.py``, ``sandbox_box.py``, ``sandbox_launch.py``) with plain programs in
 it: what it sees (a whitelist), who it runs as, what it may write, how it stops; the one-line refusals (no
 bubblewrap, an install its uid cannot read). Its argv and run keys without running it:
 ``tests/test_sandbox_argv.py``; its network: ``tests/test_sandbox_network.py``; its limits:
@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 from engine_helpers import scaled
 
-from adapters import sandbox as sandbox_module
-from adapters import sandbox_box
 from adapters.base import AdapterError
-from adapters.install import install_sandbox
-from adapters.process import AgentProcess
-from adapters.sandbox import Sandbox
-from adapters.sandbox_box import AgentBox, agent_ids, give_folder, is_agent_id
-from adapters.sandbox_options import SandboxOptions
+from adapters.local.install import install_sandbox
+from adapters.local.process import AgentProcess
+from adapters.local.sandbox import box as sandbox_box
+from adapters.local.sandbox import policy as sandbox_module
+from adapters.local.sandbox.box import AgentBox, agent_ids, give_folder, is_agent_id
+from adapters.local.sandbox.options import SandboxOptions
+from adapters.local.sandbox.policy import Sandbox
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap is Linux only")
 ROOT = os.geteuid() == 0

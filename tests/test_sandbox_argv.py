@@ -1,6 +1,6 @@
-"""The agents' sandbox without running it: the bubblewrap argv is a whitelist of mounts (``adapters/sandbox.py``),
+"""The agents' sandbox without running it: the bubblewrap argv is a whitelist of mounts (``adapters/local/sandbox/policy.py``),
 the rights the launcher gets, the part of ``/etc`` shown, the folders made above mount points; the sandbox's run
-keys (``adapters/sandbox_options.py``), checked one line each, and the report's line naming them."""
+keys (``adapters/local/sandbox/options.py``), checked one line each, and the report's line naming them."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters import sandbox as sandbox_module
-from adapters.sandbox import ETC_SHOWN, Sandbox, etc_mounts, parent_folders, venv_base
-from adapters.sandbox_options import SandboxOptions
+from adapters.local.sandbox import policy as sandbox_module
+from adapters.local.sandbox.options import SandboxOptions
+from adapters.local.sandbox.policy import ETC_SHOWN, Sandbox, etc_mounts, parent_folders, venv_base
 
 ROOT = os.geteuid() == 0
 

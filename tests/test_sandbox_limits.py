@@ -1,6 +1,6 @@
 """The sandbox's limits (``agent_limits``) with plain programs in it: its ``/tmp`` and ``/dev/shm`` are held to
 ``tmp_mb``; its processes to ``processes`` (the engine's own do not count); one that holds more memory than
-``memory_mb`` in RAM is stopped within seconds (``adapters/sandbox_watch.py``), the whole sandbox with it, and
+``memory_mb`` in RAM is stopped within seconds (``adapters/local/sandbox/watch.py``), the whole sandbox with it, and
 the agent's process log says why, while one within it runs on. The real agents:
 ``tests/agents/test_sandbox_escapes.py``."""
 
@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from engine_helpers import scaled
 
-from adapters.install import install_sandbox
-from adapters.process import AgentProcess
-from adapters.sandbox_box import AgentBox
-from adapters.sandbox_options import SandboxOptions
-from adapters.sandbox_watch import tree_memory
+from adapters.local.install import install_sandbox
+from adapters.local.process import AgentProcess
+from adapters.local.sandbox.box import AgentBox
+from adapters.local.sandbox.options import SandboxOptions
+from adapters.local.sandbox.watch import tree_memory
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap is Linux only")
 

@@ -1,4 +1,4 @@
-"""The sandbox's network (``agent_network``; ``adapters/netrelay.py`` and the launcher's relay): a plain program
+"""The sandbox's network (``agent_network``; ``adapters/local/sandbox/netrelay.py`` and the launcher's relay): a plain program
 in the box reaches its model endpoint and nothing else — not the persona's model server, not a host listener,
 not the host's other addresses, not the outside — while the engine reaches the program's own port; an endpoint
 off loopback goes through the proxy, which lets through its host and port only; ``"open"`` is the host's
@@ -21,10 +21,10 @@ import pytest
 from aiohttp import web
 from engine_helpers import scaled
 
-from adapters.install import install_sandbox
-from adapters.ports import free_port, port_is_free
-from adapters.sandbox_box import AgentBox
-from adapters.sandbox_options import SandboxOptions
+from adapters.local.install import install_sandbox
+from adapters.local.ports import free_port, port_is_free
+from adapters.local.sandbox.box import AgentBox
+from adapters.local.sandbox.options import SandboxOptions
 from engine.models.server import start_server
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap is Linux only")

@@ -26,8 +26,8 @@ from typing import Any, TypeVar
 import pytest
 
 from adapters.base import AdapterContext, AdapterError
-from adapters.install import node_bin_dir
-from adapters.local_agent import LocalAgentAdapter
+from adapters.local.agent import LocalAgentAdapter
+from adapters.local.install import node_bin_dir
 from engine.clock import Clock
 
 FACT = "Remember that my cat is called Zorblax."
@@ -122,7 +122,7 @@ async def adapter_factory(
 
 # what a turn a slow (or loaded) machine dropped looks like: its reply past the timeout, or its connection
 # closed with no response (a gateway that died mid-turn: under libfaketime, Hermes' SIGSEGV once in ten starts,
-# gone with adapters/virtual_clock.c); any other failure is the test's to see
+# gone with adapters/local/virtual_clock.c); any other failure is the test's to see
 DROPPED = ("no reply to a message within", "chat request failed")
 
 
@@ -152,7 +152,7 @@ async def ask(adapter: LocalAgentAdapter, text: str, session: str = "revived") -
 # --- the box ---------------------------------------------------------------------------------------
 
 SECRET = "MMB_TEST_SECRET"
-# what any agent process may inherit (adapters/local_agent.py PASSED_ENV, HOME, the virtual clock's)
+# what any agent process may inherit (adapters/local/agent.py PASSED_ENV, HOME, the virtual clock's)
 COMMON_ENV = {
     "PATH",
     "HOME",
@@ -173,7 +173,7 @@ def namespaces(pid: int) -> dict[str, str]:
 
 def agent_pids(adapter: LocalAgentAdapter) -> list[int]:
     """The agent's own processes: its group without bubblewrap (the sandbox's keeper)."""
-    from adapters.sandbox import is_sandbox_process
+    from adapters.local.sandbox.policy import is_sandbox_process
 
     assert adapter.process.pid is not None
     return [pid for pid in group_pids(adapter.process.pid) if not is_sandbox_process(pid)]
@@ -188,7 +188,7 @@ def environ_of(pid: int) -> dict[str, str]:
 
 def group_pids(pgid: int) -> list[int]:
     """The live processes of group ``pgid`` (an agent and the helpers it started)."""
-    from adapters.agent_pid import group_members
+    from adapters.local.agent_pid import group_members
 
     return group_members(pgid)
 
@@ -282,8 +282,8 @@ def stored_user_messages(agent: str, home: Path) -> list[str]:
 
 
 def _letta_user_messages(agent_dir: Path) -> list[str]:
-    from adapters.letta_store import STORE, agent_ids, conversations, entries, message_of, user_text
-    from adapters.safe_files import AgentFolder
+    from adapters.letta.store import STORE, agent_ids, conversations, entries, message_of, user_text
+    from adapters.local.files.safe_files import AgentFolder
 
     folder = AgentFolder(agent_dir)
     assert (agent_dir / STORE).is_dir(), f"no Letta store under {agent_dir}"
@@ -361,7 +361,7 @@ async def sandbox_scenario(adapter: LocalAgentAdapter, shell_tool: str, tmp_path
     """The agent, made to use its own shell tool (``tool_model``'s ``MMB-CALL``), writes a note in its home and
     tries to read the checkout, write in the user's home and list another run's folder; returns what each try
     printed (read back from files it wrote in its home), after checking the writes it must not make."""
-    from adapters.sandbox import CHECKOUT
+    from adapters.local.sandbox.policy import CHECKOUT
 
     other_run = (
         tmp_path / "other-run"

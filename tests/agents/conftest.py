@@ -18,15 +18,15 @@ import pytest
 from agent_helpers import adapter_factory
 from tool_model import ToolModelServer
 
-from adapters.install import install_sandbox
-from adapters.local_agent import LocalAgentAdapter
+from adapters.local.agent import LocalAgentAdapter
+from adapters.local.install import install_sandbox
 
 Factory = Callable[..., LocalAgentAdapter]
 
 
 @pytest.fixture(scope="session", autouse=True)
 def sandbox_installed() -> None:
-    """bubblewrap, which every agent runs in by default (``adapters/sandbox.py``), installed on first use."""
+    """bubblewrap, which every agent runs in by default (``adapters/local/sandbox/policy.py``), installed on first use."""
     install_sandbox()
 
 

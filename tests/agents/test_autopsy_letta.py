@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from autopsy_runs import PLANTED, memory_line, play_planted
 
-from adapters.install import install_letta
+from adapters.local.install import install_letta
 
 pytestmark = pytest.mark.agents
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from autopsy_runs import PLANTED, memory_line, play_planted
 
-from adapters.install import install_openclaw
+from adapters.local.install import install_openclaw
 
 pytestmark = pytest.mark.agents
 

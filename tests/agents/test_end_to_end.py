@@ -34,10 +34,10 @@ import pytest
 from agent_helpers import scaled, stored_user_messages, until, until_sync
 from engine_helpers import TEST_BENCHMARKS, make_config
 
-from adapters.agent_pid import pid_alive, read_pid_file
-from adapters.install import install_hermes, install_letta, install_openclaw
-from adapters.local_agent import LocalAgentAdapter
-from adapters.ports import port_is_free
+from adapters.local.agent import LocalAgentAdapter
+from adapters.local.agent_pid import pid_alive, read_pid_file
+from adapters.local.install import install_hermes, install_letta, install_openclaw
+from adapters.local.ports import port_is_free
 from engine.autopsy.history import MemoryHistory
 from engine.events import AgentActed, ErrorOccurred, MessageSent, TerminationReason
 from engine.run.build import build_run

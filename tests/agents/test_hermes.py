@@ -1,7 +1,7 @@
 """Hermes Agent 0.19.0 driven by the hermes adapter against the scripted agent model (``scripted/agent``).
 
 Slow-ish integration tests (a real gateway per test, ~2 s to start): marked ``agents``. The pinned install
-is made on first use (``adapters.install``) and cached in ``$MMB_AGENTS_DIR`` between runs.
+is made on first use (``adapters.local.install``) and cached in ``$MMB_AGENTS_DIR`` between runs.
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ from agent_helpers import (
 )
 from tool_model import ToolModelServer
 
-from adapters.agent_pid import pid_alive
 from adapters.base import AdapterContext, AdapterError, Observation
-from adapters.hermes import API_KEY_ENV, HermesAdapter
-from adapters.install import install_hermes
+from adapters.hermes.adapter import API_KEY_ENV, HermesAdapter
+from adapters.local.agent_pid import pid_alive
+from adapters.local.install import install_hermes
 from engine.clock import Clock
 
 pytestmark = pytest.mark.agents
@@ -179,7 +179,7 @@ def _fake_hermes(tmp_path: Path, behaviour: str) -> Path:
 async def test_failing_start_raises_with_the_reason(
     make_adapter: Factory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("adapters.hermes.hermes_executable", lambda: _fake_hermes(tmp_path, "fail"))
+    monkeypatch.setattr("adapters.hermes.adapter.hermes_executable", lambda: _fake_hermes(tmp_path, "fail"))
     adapter = make_adapter(
         agent_sandbox="none"
     )  # a stand-in that lives in the test's folder, hidden in a sandbox
@@ -191,7 +191,9 @@ async def test_failing_start_raises_with_the_reason(
 async def test_garbage_reply_raises(
     make_adapter: Factory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("adapters.hermes.hermes_executable", lambda: _fake_hermes(tmp_path, "garbage"))
+    monkeypatch.setattr(
+        "adapters.hermes.adapter.hermes_executable", lambda: _fake_hermes(tmp_path, "garbage")
+    )
     adapter = make_adapter(agent_sandbox="none")  # a stand-in that lives in the test's folder
     await adapter.create_session("garbage")
     with pytest.raises(AdapterError, match="garbage reply"):

@@ -21,7 +21,7 @@ from agent_helpers import scaled
 from engine_helpers import ROOT, make_config
 from test_hermes import SEED_COMPACTION
 
-from adapters.install import install_hermes
+from adapters.local.install import install_hermes
 from engine.events import AgentCompacted, PhaseStarted, TerminationReason
 from engine.run.build import build_run
 from engine.run.parts import RunSettings

@@ -1,7 +1,7 @@
 """Letta Code 0.34.12 driven by the letta adapter: one sandboxed headless call per message, on ``scripted/agent`` or
 on the ``tool_model`` that makes it use its own tools (``MMB-CALL <tool> <json>``).
 
-Marked ``agents``. The pinned install is made on first use (``adapters.install``) and cached in ``$MMB_AGENTS_DIR``.
+Marked ``agents``. The pinned install is made on first use (``adapters.local.install``) and cached in ``$MMB_AGENTS_DIR``.
 What is checked is read where Letta keeps it: its conversations (``messages.jsonl``), its MemFS folder (a git
 repository), its compiled system prompt.
 """
@@ -19,12 +19,12 @@ import pytest
 from agent_helpers import SECRET, ask, assert_boxed, scaled, stored_last
 from tool_model import ToolModelServer
 
-from adapters.agent_pid import pid_alive
 from adapters.base import AdapterContext, AdapterError
-from adapters.install import install_letta
-from adapters.letta import LettaAdapter
-from adapters.letta_store import STORE, agent_ids, conversations, entries, memory_dir, message_of, user_text
-from adapters.sandbox import CHECKOUT
+from adapters.letta.adapter import LettaAdapter
+from adapters.letta.store import STORE, agent_ids, conversations, entries, memory_dir, message_of, user_text
+from adapters.local.agent_pid import pid_alive
+from adapters.local.install import install_letta
+from adapters.local.sandbox.policy import CHECKOUT
 from engine.clock import Clock
 
 pytestmark = pytest.mark.agents

@@ -1,7 +1,7 @@
 """OpenClaw 2026.9.6 (Node 24) driven by the openclaw adapter against the scripted agent model.
 
 Slow integration tests (a real gateway per test, ~10-25 s to start, ~1 GB RAM): marked ``agents``. The pinned
-installs are made on first use (``adapters.install``) and cached in ``$MMB_AGENTS_DIR`` between runs.
+installs are made on first use (``adapters.local.install``) and cached in ``$MMB_AGENTS_DIR`` between runs.
 """
 
 from __future__ import annotations
@@ -37,11 +37,11 @@ from agent_helpers import (
 )
 from tool_model import ToolModelServer
 
-from adapters.agent_pid import pid_alive
 from adapters.base import AdapterContext, AdapterError
-from adapters.install import install_openclaw, openclaw_command
-from adapters.openclaw import API_KEY_ENV, OpenClawAdapter
-from adapters.process import terminate
+from adapters.local.agent_pid import pid_alive
+from adapters.local.install import install_openclaw, openclaw_command
+from adapters.local.process import terminate
+from adapters.openclaw.adapter import API_KEY_ENV, OpenClawAdapter
 from engine.clock import Clock
 
 pytestmark = pytest.mark.agents

@@ -19,13 +19,13 @@ import pytest
 from agent_helpers import ask, scaled, until
 
 from adapters.base import AdapterError
-from adapters.hermes import HermesAdapter
-from adapters.install import install_hermes, install_openclaw
-from adapters.local_agent import LocalAgentAdapter
-from adapters.openclaw import OpenClawAdapter
-from adapters.openclaw_transcript import TRANSCRIPT_DB
-from adapters.safe_files import UnsafePath
-from adapters.safe_tree import folder_usage
+from adapters.hermes.adapter import HermesAdapter
+from adapters.local.agent import LocalAgentAdapter
+from adapters.local.files.safe_files import UnsafePath
+from adapters.local.files.safe_tree import folder_usage
+from adapters.local.install import install_hermes, install_openclaw
+from adapters.openclaw.adapter import OpenClawAdapter
+from adapters.openclaw.transcript import TRANSCRIPT_DB
 
 pytestmark = pytest.mark.agents
 

@@ -28,11 +28,11 @@ from agent_helpers import ask
 from tool_model import ToolModelServer
 
 from adapters.base import AdapterError
-from adapters.hermes import HermesAdapter
-from adapters.install import install_hermes, install_openclaw
-from adapters.local_agent import LocalAgentAdapter
-from adapters.openclaw import OpenClawAdapter
-from adapters.sandbox import CHECKOUT
+from adapters.hermes.adapter import HermesAdapter
+from adapters.local.agent import LocalAgentAdapter
+from adapters.local.install import install_hermes, install_openclaw
+from adapters.local.sandbox.policy import CHECKOUT
+from adapters.openclaw.adapter import OpenClawAdapter
 from engine.models.server import start_server
 
 pytestmark = pytest.mark.agents
