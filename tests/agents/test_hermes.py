@@ -156,8 +156,8 @@ def test_options_are_validated(tmp_path: Path) -> None:
         make(hermes_bogus=1, reply_timeout=0, hermes_host_tools="yes")  # every bad key named at once
 
 
-def _fake_hermes(tmp_path: Path, behaviour: str) -> Path:
-    """A stand-in ``hermes`` executable: 'fail' exits at once, 'garbage' serves /health and a non-JSON chat."""
+def _fake_hermes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, behaviour: str) -> None:
+    """Hermes replaced by a stand-in: 'fail' exits at once, 'garbage' serves /health and a non-JSON chat."""
     script = tmp_path / "fake-hermes"
     script.write_text(
         f"#!{sys.executable}\n"
@@ -173,16 +173,14 @@ def _fake_hermes(tmp_path: Path, behaviour: str) -> Path:
         "web.run_app(app, host='127.0.0.1', port=int(env['API_SERVER_PORT']))\n"
     )
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    return script
+    monkeypatch.setattr("adapters.hermes.adapter.hermes_executable", lambda: script)
 
 
 async def test_failing_start_raises_with_the_reason(
     make_adapter: Factory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("adapters.hermes.adapter.hermes_executable", lambda: _fake_hermes(tmp_path, "fail"))
-    adapter = make_adapter(
-        agent_sandbox="none"
-    )  # a stand-in that lives in the test's folder, hidden in a sandbox
+    _fake_hermes(monkeypatch, tmp_path, "fail")
+    adapter = make_adapter(agent_sandbox="none")  # the stand-in lives in the test's folder, hidden when boxed
     with pytest.raises(AdapterError, match="boom: cannot start"):
         await adapter.create_session("fails")
     assert not adapter.process.alive()
@@ -191,9 +189,7 @@ async def test_failing_start_raises_with_the_reason(
 async def test_garbage_reply_raises(
     make_adapter: Factory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(
-        "adapters.hermes.adapter.hermes_executable", lambda: _fake_hermes(tmp_path, "garbage")
-    )
+    _fake_hermes(monkeypatch, tmp_path, "garbage")
     adapter = make_adapter(agent_sandbox="none")  # a stand-in that lives in the test's folder
     await adapter.create_session("garbage")
     with pytest.raises(AdapterError, match="garbage reply"):
