@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.local.files.safe_files import AgentFolder
-from adapters.openclaw.transcript import DB_LIMIT, _inflate
+from adapters.openclaw.transcript import DB_LIMIT, _inflate, json_object
 from engine.agents import AgentAction
 from engine.events import ActionKind
 
@@ -78,7 +78,7 @@ def _rows(path: Path) -> list[tuple[str, int, dict[str, Any]]]:
         return []
     rows = []
     for session, seq, event_json, event_zstd in found:
-        event = _object(event_json) if event_json else _object(_inflate(event_zstd))
+        event = json_object(event_json) if event_json else json_object(_inflate(event_zstd))
         message = event.get("message") if event.get("type") == "message" else None
         if isinstance(message, dict):
             rows.append((str(session), int(seq), message))
@@ -135,13 +135,3 @@ def _error(result: dict[str, Any] | None) -> str:
         return str(details["error"])
     texts = [str(p.get("text", "")) for p in result.get("content") or [] if isinstance(p, dict)]
     return " ".join(texts)[:300] or "failed"
-
-
-def _object(text: Any) -> dict[str, Any]:
-    if not isinstance(text, (str, bytes)) or not text:
-        return {}
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}

@@ -54,9 +54,9 @@ def compaction_rows(path: Path, seen: set[str]) -> list[tuple[str, dict[str, Any
         if key in seen:
             rows.append((key, {}))
             continue
-        event = _json_object(event_json) or _json_object(_inflate(event_zstd))
+        event = json_object(event_json) or json_object(_inflate(event_zstd))
         if not event:  # compressed and not inflatable: the navigation record still has tokensBefore
-            event = _json_object(navigation_json).get("navigation") or {}
+            event = json_object(navigation_json).get("navigation") or {}
         if isinstance(event, dict) and event.get("type") == "compaction":
             rows.append((key, event))
     return rows
@@ -109,7 +109,8 @@ def tokens_of(value: Any) -> int | None:
     )
 
 
-def _json_object(text: Any) -> dict[str, Any]:
+def json_object(text: Any) -> dict[str, Any]:
+    """A JSON object stored as text or bytes ({} for anything else: a row the agent could have written)."""
     if not isinstance(text, (str, bytes)) or not text:
         return {}
     try:
