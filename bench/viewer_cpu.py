@@ -39,6 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
 
+from engine_helpers import headless_command  # noqa: E402  (tests/: the command line of a headless run)
 from engine_overhead import write_repeated  # noqa: E402  (bench/: max played over and over)
 from tui_transcript import Frames  # noqa: E402  (bench/: the frame recorder of the TUI bench)
 
@@ -86,16 +87,7 @@ def write_config(folder: Path, latency: float, events: int = 0) -> Path:
 def played_elsewhere(config: Path, run_id: str) -> Iterator[subprocess.Popen[bytes]]:
     """``mmb-tui run RUN --headless`` in another process, once its control socket is named in the run's lock;
     stopped at its last checkpoint (SIGTERM) on the way out."""
-    command = [
-        sys.executable,
-        "-m",
-        "mmb_tui.front_ends.cli",
-        "--config",
-        str(config),
-        "run",
-        run_id,
-        "--headless",
-    ]
+    command = headless_command(config, run_id)
     owner = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     run_dir = config.parent / "results" / run_id
     deadline = time.monotonic() + 60
