@@ -150,7 +150,7 @@ async def test_a_call_killed_with_the_engine_resumes_without_a_message_twice(
     await first.create_session("kill")
     assert await ask(first, "Hello there.") == "Noted."
     before_send = first.export_state()  # the checkpoint written before the next send
-    slow = bash("sleep 120")
+    slow = bash("tail -f /dev/null")  # a call that never ends (Letta refuses a foreground ``sleep`` at once)
     sending = asyncio.ensure_future(first.send_message(slow))
     await stored_last(first, slow, 20)  # Letta stored it, its model asked for the shell: the call runs
     pid = first.process.pid
