@@ -5,10 +5,12 @@ process as the agent (``adapters/local/agent.py``). The real agents are exercise
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -153,6 +155,15 @@ class FolderAgent(LocalAgentAdapter):
             self.process.start(
                 [sys.executable, "-c", AGENT_SCRIPT], self.process_env(self.agent_dir, {}), tmp()
             )
+            await self.up()
+
+    async def up(self) -> None:
+        """Wait for its first line, as a real adapter waits for its gateway's health (a loaded machine may not
+        have run it yet when the attack kills it)."""
+        deadline = time.monotonic() + 60
+        while "agent up" not in self.process.log_path.read_text(errors="replace"):
+            assert time.monotonic() < deadline and self.process.alive(), "the agent never said it was up"
+            await asyncio.sleep(0.05)
 
     async def send_message(self, text: str) -> None:
         await self.before_message()
