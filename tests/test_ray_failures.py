@@ -295,3 +295,29 @@ def test_a_refusal_is_whole_in_the_headless_output(
     )
     error_line = next(line for line in out.splitlines() if line.startswith("❌"))
     assert refusal in error_line and error_line.endswith("(lower `resources` or add a larger node)")
+
+
+async def test_a_runs_player_starts_while_the_run_waits_for_its_room(ray: Any, tmp_path: Path) -> None:
+    # issue 36: the player's start (a worker, Ray's import and the engine's) overlaps the reservation
+    from ray.util.placement_group import placement_group, remove_placement_group
+
+    players = ray_pool.pool()
+    for hosts in list(players.hosts.values()):
+        for host in list(hosts):
+            players.lost(host)  # no warm player left by an earlier test
+    taken = placement_group([{"CPU": 2}])  # another driver holds the node's 2 CPUs
+    await taken.ready()
+    scheduler = Scheduler(_two_runs(tmp_path, cpus=2), tune=fast)
+    await scheduler.start("r0")
+    try:
+        await _until(lambda: bool(players.hosts) and all(players.hosts.values()), "r0's player")
+        [(node_id, [host])] = players.hosts.items()
+        assert not host.runs and await host.handle.playing.remote() == 0  # up, and no run yet: r0 waits
+        assert scheduler.view("r0").placement.stage == "placing"
+        remove_placement_group(taken)
+        async with asyncio.timeout(scaled(120)):
+            assert (await scheduler.wait(["r0"]))["r0"] == TerminationReason.FINISHED
+        assert players.hosts[node_id] == [host]  # the run played on the player started for it
+    finally:
+        remove_placement_group(taken)
+        await scheduler.stop("r0")

@@ -88,14 +88,18 @@ async def place_on_ray(
         lock.release()
         where = config.executor.address or "a local instance"
         raise BuildError(f"executor: cannot reach Ray ({where}): {exc}") from None
+    resources = resources_for(config, run_id)
     try:
-        problem = refusal(run_id, resources_for(config, run_id), await pool().nodes())
+        nodes = await pool().nodes()
+        problem = refusal(run_id, resources, nodes)
     except Exception as exc:  # the cluster's nodes unknown: Ray places it, or says why
         log.warning("run %s: the Ray cluster's nodes could not be read: %s", run_id, exc)
-        problem = ""
+        nodes, problem = [], ""
     if problem:
         lock.release()
         raise BuildError(problem)
+    if fit := candidates(nodes, resources, {}):  # the player it will likely use starts now, as its files are read
+        pool().warm(choose_node(fit, pool().placed, config.executor.placement, ""))
     return RayRun(config, run_id, settings, front_end, fallback, lock)
 
 
@@ -274,6 +278,7 @@ class RayRun:
                 return await self._end_here("waiting", self._lacking(nodes))
             target = choose_node(fit, players.placed, self.config.executor.placement, self._avoid)
             self.key = f"{self.run_id}:{uuid.uuid4().hex[:8]}"
+            players.warm(target)  # its player starts while the room is reserved
             self.room = room = Reservation(self.resources, [node.node_id for node in fit], target)
             # counted where it is meant to go while it waits (``_leave`` takes it back)
             players.hold(target, 1)

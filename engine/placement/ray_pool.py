@@ -1,8 +1,8 @@
 """The driver's players on a Ray cluster and each run's room there. With ``ray_executor.py`` and ``ray_connect.py``,
 the only modules that import Ray, always inside functions.
 
-Players: one ``RunHost`` actor (``ray_host.py``) per node for this process, started when a run is first placed
-there (pinned to the node, asking no resources of its own, at niceness 0 rather than Ray's 15 for batch
+Players: one ``RunHost`` actor (``ray_host.py``) per node for this process, started when a run is first meant
+for that node, while its room is reserved (pinned to the node, asking no resources of its own, at niceness 0 rather than Ray's 15 for batch
 workers), shared by the runs placed there (a new one past ``PER_HOST`` runs), and let go ``IDLE`` seconds after its
 last run ended, so the next run or matrix finds it warm. One that died is forgotten at once, so the next run there
 starts a new one.
@@ -96,11 +96,25 @@ class Pool:
         host.runs.add(key)
         return host
 
+    def warm(self, node_id: str) -> None:
+        """Start a player on ``node_id`` now if it has none, while the run that will go there waits for its room:
+        the player's start (a worker process, Ray's import and the engine's) overlaps the reservation instead of
+        following it. One no run takes is ended ``IDLE`` s later, as an idle one is."""
+        hosts = self.hosts.setdefault(node_id, [])
+        if hosts:
+            return
+        host = Host(node_id, _start_host(node_id))
+        hosts.append(host)
+        self._idle_later(host)
+
     def release(self, host: Host, key: str) -> None:
         """The run ``key`` no longer plays on ``host``; a player left without runs is ended ``IDLE`` s later."""
         host.runs.discard(key)
         if host.runs or host not in self.hosts.get(host.node_id, []):
             return
+        self._idle_later(host)
+
+    def _idle_later(self, host: Host) -> None:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
