@@ -98,7 +98,8 @@ async def place_on_ray(
     if problem:
         lock.release()
         raise BuildError(problem)
-    if fit := candidates(nodes, resources, {}):  # the player it will likely use starts now, as its files are read
+    # the player it will likely use starts now, while its files are read
+    if fit := candidates(nodes, resources, {}):
         pool().warm(choose_node(fit, pool().placed, config.executor.placement, ""))
     return RayRun(config, run_id, settings, front_end, fallback, lock)
 
