@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
-import shutil
 import socket
 import tempfile
 from contextlib import suppress
@@ -28,6 +27,7 @@ from engine.placement.sync import Changes, FolderWatcher, write_tree
 from engine.report.writer import REPORT_NAME
 from engine.run.build import build_run
 from engine.run.parts import RunSettings
+from engine.run.tree_removal import remove_tree_quietly
 from engine.run.view import run_view
 from engine.state import StateError
 
@@ -115,7 +115,7 @@ def remove_abandoned(parent: Path) -> list[Path]:
                 fcntl.flock(lease, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 continue  # its actor lives
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_tree_quietly(folder)
             removed.append(folder)
     return removed
 
@@ -228,5 +228,5 @@ class RunActor:
                 await self.task
 
     def close(self) -> None:
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        remove_tree_quietly(self.scratch)
         self._lease.close()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from engine.run.build import build_run, check_run
 from engine.run.lock import RunLock, RunLocked, owner_of, owner_socket
 from engine.run.loop import Run
 from engine.run.parts import RunSettings
+from engine.run.tree_removal import remove_tree_quietly
 from engine.run.view import check_views, run_view
 from engine.state import RunState, StateError, atomic_write, checkpoint_json, load_state
 
@@ -210,7 +210,7 @@ class Scheduler:
         if owner_of(self.config.results_path() / run_id):
             return
         await self.stop(run_id)
-        shutil.rmtree(self.config.results_path() / run_id, ignore_errors=True)
+        remove_tree_quietly(self.config.results_path() / run_id)  # links the agent left: never followed
         self.slots[run_id] = _Slot()
         await self.start(run_id)
 

@@ -1,20 +1,19 @@
 """A whole folder the agent under test can write in, as the engine must take it: its size, measured without
-following a link (``folder_usage``), and its removal, which never follows one (``remove_tree``). Single files
-of the folder are ``adapters/local/files/safe_files.py``'s.
+following a link (``folder_usage``), and its removal, which never follows one (``remove_tree``, the engine's:
+``engine/run/tree_removal.py``). Single files of the folder are ``adapters/local/files/safe_files.py``'s.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
-import secrets
 import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapters.local.files.safe_files import DIR_FLAGS, open_at
+from adapters.local.files.safe_files import DIR_FLAGS
+from engine.run.tree_removal import remove_tree as remove_tree  # the adapters' name for it
 
 MAX_DEPTH = 64  # folders nested deeper are not walked (each level holds a descriptor)
 
@@ -93,62 +92,3 @@ class _Walk:
             self.seen.add((info.st_dev, info.st_ino))
         blocks = info.st_blocks * 512
         self.total += max(blocks, info.st_size) if stat.S_ISREG(info.st_mode) else blocks
-
-
-# --- removal ----------------------------------------------------------------------------------------------
-
-
-def remove_tree(path: Path) -> None:
-    """Delete ``path`` and everything below it without following a link: names are unlinked folder by
-    folder, each folder opened with ``O_NOFOLLOW``; a folder's own folders are moved up before it is emptied,
-    so the descriptors held stay two however deep the agent nested them. A link at ``path`` itself is removed,
-    not what it names."""
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return
-    if not stat.S_ISDIR(info.st_mode):
-        path.unlink()
-        return
-    top = open_at(path, DIR_FLAGS, path)
-    try:
-        pending = os.listdir(top)
-        while pending:
-            _remove_entry(top, pending.pop(), pending)
-    finally:
-        os.close(top)
-    os.rmdir(path)
-
-
-def _remove_entry(top: int, name: str, pending: list[str]) -> None:
-    """Remove ``name`` of the folder ``top``: a file or a link unlinked; a folder's folders moved up into
-    ``top`` (queued in ``pending``), its other names unlinked, then the folder itself removed."""
-    try:
-        info = os.stat(name, dir_fd=top, follow_symlinks=False)
-        fd = os.open(name, DIR_FLAGS, dir_fd=top) if stat.S_ISDIR(info.st_mode) else None
-    except FileNotFoundError:
-        return
-    except PermissionError:  # a folder the agent closed (mode 000) and an engine that is not root
-        with contextlib.suppress(OSError, NotImplementedError):
-            os.chmod(name, 0o700, dir_fd=top, follow_symlinks=False)
-        fd = os.open(name, DIR_FLAGS, dir_fd=top)
-    except OSError as exc:
-        if exc.errno not in (errno.ELOOP, errno.ENOTDIR):  # swapped for a link or a file: unlinked below
-            raise
-        fd = None
-    if fd is None:
-        os.unlink(name, dir_fd=top)
-        return
-    try:
-        if stat.S_IMODE(os.fstat(fd).st_mode) & 0o700 != 0o700:  # closed by the agent: opened for its owner
-            os.fchmod(fd, 0o700)
-        for inner in os.listdir(fd):
-            try:
-                os.unlink(inner, dir_fd=fd)
-            except IsADirectoryError:
-                moved = f".mmb-rm-{secrets.token_hex(8)}"
-                os.rename(inner, moved, src_dir_fd=fd, dst_dir_fd=top)
-                pending.append(moved)
-    finally:
-        os.close(fd)
-    os.rmdir(name, dir_fd=top)

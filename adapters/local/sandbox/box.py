@@ -45,6 +45,7 @@ from adapters.local.sandbox.policy import (
     launcher_python,
 )
 from adapters.local.sandbox.watch import MemoryWatch
+from engine.run.tree_removal import remove_tree_quietly
 
 UID_FIRST = 1_600_000_000
 UID_SPAN = 100_000_000
@@ -142,7 +143,7 @@ def sweep_support_folders(base: Path) -> None:
     for folder in base.glob(f"{SUPPORT_PREFIX}*"):
         pid = folder.name[len(SUPPORT_PREFIX) :].split("-", 1)[0]
         if pid.isdigit() and int(pid) != os.getpid() and not Path(f"/proc/{pid}").exists():
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_tree_quietly(folder)
 
 
 class Launch:
@@ -152,7 +153,7 @@ class Launch:
         self.folder = folder
         self.relay = relay
         self.watch: MemoryWatch | None = None
-        self._removal = weakref.finalize(self, shutil.rmtree, folder, True)
+        self._removal = weakref.finalize(self, remove_tree_quietly, folder)
 
     def close(self) -> None:
         if self.watch is not None:
