@@ -173,3 +173,44 @@ def test_the_private_socket_folder_of_a_killed_owner_is_removed_by_the_next(tmp_
     lock.release()
     left.close()
     assert not folder.exists()
+
+
+def test_making_an_older_run_folder_private_never_follows_a_link_swapped_in_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent may swap a file of its folder for a link to a host file between the walk's look and its change,
+    and nest folders deep: the host files keep their modes, the walk ends, the run folder is private."""
+    from engine.run import lock as run_lock
+
+    run_dir = tmp_path / "results" / "r"
+    home = run_dir / "agent" / "home"
+    deep = home.joinpath(*["d"] * (run_lock.TIGHTEN_DEPTH + 20))
+    deep.mkdir(parents=True)
+    (deep / "leaf.md").write_text("deep")
+    (home / "MEMORY.md").write_text("memory")
+    host = tmp_path / "host"
+    (host / "dir").mkdir(parents=True)
+    (host / "passwd").write_text("root:x:0:0")
+    (home / "to-dir").symlink_to(host / "dir")
+    os.mkfifo(home / "fifo")
+    for path in [tmp_path / "results", *(tmp_path / "results").rglob("*"), host, *host.rglob("*")]:
+        if not path.is_symlink():
+            path.chmod(0o755 if path.is_dir() else 0o644)
+    listed = run_lock._names
+
+    def swap_after_listing(folder: int) -> list[str]:
+        names = listed(folder)
+        if "MEMORY.md" in names:  # looked at: now a link to a host file
+            os.unlink("MEMORY.md", dir_fd=folder)
+            os.symlink(host / "passwd", "MEMORY.md", dir_fd=folder)
+        return names
+
+    monkeypatch.setattr(run_lock, "_names", swap_after_listing)
+    lock = RunLock(run_dir, "tui")
+    lock.acquire()
+    lock.release()
+    assert stat.S_IMODE((host / "passwd").stat().st_mode) == 0o644
+    assert stat.S_IMODE((host / "dir").stat().st_mode) == 0o755 and stat.S_IMODE(host.stat().st_mode) == 0o755
+    assert stat.S_IMODE(run_dir.stat().st_mode) == 0o700 and stat.S_IMODE(home.stat().st_mode) == 0o700
+    assert stat.S_IMODE((home / "fifo").stat().st_mode) == 0o600
+    assert stat.S_IMODE((home / "d").stat().st_mode) == 0o700

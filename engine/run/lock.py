@@ -27,6 +27,8 @@ from typing import IO
 
 LOCK_NAME = "run.lock"
 OTHERS = 0o077  # the rights of group and others: none under results/
+TIGHTEN_DEPTH = 64  # folders ``tighten`` walks into (each level holds a descriptor)
+_LOOK_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 SOCKET_FOLDER_PREFIX = "mmb-"  # a control socket's own folder, made by mkdtemp (``private_folder_for``)
 
 
@@ -36,18 +38,28 @@ def private_umask() -> None:
     os.umask(os.umask(OTHERS) | OTHERS)
 
 
-def make_private(path: Path) -> None:
-    """Take group's and others' rights off ``path`` when it is this user's own (a symlink, another user's file
-    or a shared sticky folder such as ``/tmp`` is left as it is)."""
+def make_private(path: Path, folder: int | None = None) -> None:
+    """Take group's and others' rights off ``path`` (a name in the folder open as ``folder``) when it is this
+    user's own (a symbolic link, another user's file or a shared sticky folder such as ``/tmp`` is left as it
+    is). The name is opened without following a link and changed through that descriptor: a link the agent
+    swapped in after a look is never followed to a host file."""
     try:
-        info = os.lstat(path)
-    except OSError:
+        fd = os.open(path, _LOOK_FLAGS, dir_fd=folder)
+    except OSError:  # a link (ELOOP), a socket (ENXIO), gone: nothing of ours to tighten
         return
+    try:
+        _tighten_open(fd)
+    finally:
+        os.close(fd)
+
+
+def _tighten_open(fd: int) -> None:
+    info = os.fstat(fd)
     mode = stat.S_IMODE(info.st_mode)
-    if stat.S_ISLNK(info.st_mode) or info.st_uid != os.geteuid() or mode & stat.S_ISVTX or not mode & OTHERS:
+    if info.st_uid != os.geteuid() or mode & stat.S_ISVTX or not mode & OTHERS:
         return
     with contextlib.suppress(OSError):
-        os.chmod(path, mode & ~OTHERS)
+        os.fchmod(fd, mode & ~OTHERS)
 
 
 def open_to_others(path: Path) -> bool:
@@ -60,11 +72,39 @@ def open_to_others(path: Path) -> bool:
 
 def tighten(folder: Path) -> None:
     """Make everything in ``folder`` and the folder itself private (``make_private``), the folder last: an
-    interrupted pass is done again at the next start, since the folder is still open then."""
-    for parent, folders, files in os.walk(folder):
-        for name in (*folders, *files):
-            make_private(Path(parent) / name)
-    make_private(folder)
+    interrupted pass is done again at the next start, since the folder is still open then. Walked from
+    descriptors, never through a link, ``TIGHTEN_DEPTH`` folders deep (what lies deeper is behind the
+    folder, private at the end)."""
+    try:
+        top = os.open(folder, _LOOK_FLAGS | os.O_DIRECTORY)
+    except OSError:
+        return
+    stack = [(top, _names(top))]  # a folder open at each level, with the names still to look at
+    try:
+        while stack:
+            fd, names = stack[-1]
+            if not names:
+                stack.pop()
+                _tighten_open(fd)  # a folder after what it holds
+                os.close(fd)
+                continue
+            name = names.pop()
+            if len(stack) <= TIGHTEN_DEPTH:
+                with contextlib.suppress(OSError):
+                    inner = os.open(name, _LOOK_FLAGS | os.O_DIRECTORY, dir_fd=fd)
+                    stack.append((inner, _names(inner)))
+                    continue
+            make_private(Path(name), fd)
+    finally:
+        for fd, _ in stack:
+            os.close(fd)
+
+
+def _names(folder: int) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
 
 
 def own_folder(folder: Path, closed: int = OTHERS) -> bool:
