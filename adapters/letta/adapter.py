@@ -14,8 +14,10 @@ line per streamed token of a real model (what it did is in its transcript anyway
   message open a new one over the same memory (``--agent <id> --new``). The ids come from the call's result and
   are kept in ``state.json``; a call killed before its result was read is found again in Letta's store (its one
   agent, a conversation the run did not know: ``_adopt``).
-- **Its model** is its ``openai-compatible`` provider, written into ``providers/auth.json`` before each call and
-  blanked after it (the key stays on disk only while a call runs). Letta looks the model up in the endpoint's
+- **Its model** is its ``openai-compatible`` provider, read from ``providers/auth.json`` (Letta takes its key from no
+  environment variable). The run folder's copy holds a blank key; in the sandbox each call sees the keyed one, a
+  file of its start's support folder shown over it (``start_agent``'s ``secrets``), so the key never reaches the
+  run folder. Without a sandbox it is written there for the call and blanked after it. Letta looks the model up in the endpoint's
   ``GET /v1/models``: a scripted model with options (``scripted/agent?faults=…``) is served under a plain name.
 - **Reminders.** Letta prefixes a session's first message with ``<system-reminder>`` blocks (device, agent,
   MCP servers, permission mode). A headless call is a session of its own, so its device and agent blocks are
@@ -184,20 +186,21 @@ class LettaAdapter(LocalAgentAdapter):
             "PATH": f"{Path(argv[0]).parent}{os.pathsep}{path}",  # its own Node first, for its children
         }
         env = self.process_env(self.home, own)
-        self.folder.write_text(
-            AUTH, provider_json(self.endpoint["base_url"], self.endpoint["api_key"] or "none")
-        )
+        keyed = provider_json(self.endpoint["base_url"], self.endpoint["api_key"] or "none")
+        blank = provider_json(self.endpoint["base_url"], BLANK_KEY)
+        # the key never lands in the run folder: the sandbox shows it over the blank file during the call
+        self.folder.write_text(AUTH, blank if self.secrets_shown else keyed)
         log = self.process.log_path
         start = log.stat().st_size if log.exists() else 0
         try:
-            self.start_agent(argv, env, self.agent_dir / WORKSPACE)
+            self.start_agent(argv, env, self.agent_dir / WORKSPACE, secrets={self.agent_dir / AUTH: keyed})
             while self.process.alive():
                 await asyncio.sleep(POLL)
         finally:
             if self.process.alive():
                 self.process.kill_now()
             await self.process.stop()  # its group's leftovers, its pid file
-            self.folder.write_text(AUTH, provider_json(self.endpoint["base_url"], BLANK_KEY))
+            self.folder.write_text(AUTH, blank)
         with log.open("rb") as printed:
             printed.seek(start)
             text = printed.read().decode("utf-8", errors="replace")

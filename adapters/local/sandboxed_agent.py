@@ -10,7 +10,7 @@ before (``boxed``, such as OpenClaw's ``setup``) gets the same box without any n
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -64,29 +64,49 @@ class SandboxedAgent:
         return [agents_dir()]
 
     def boxed(
-        self, command: list[str], env: dict[str, str], cwd: Path, serve: bool = False
+        self,
+        command: list[str],
+        env: dict[str, str],
+        cwd: Path,
+        serve: bool = False,
+        secrets: Mapping[Path, str] | None = None,
     ) -> tuple[list[str], dict[str, str]]:
         """``command`` and ``env`` as they run in this agent's sandbox (unchanged with ``agent_sandbox: none``).
         ``serve``: the agent itself, which reaches its model and whose ``port`` the engine reaches; else a
-        helper command, with no network (the host's with ``agent_network: "open"``)."""
+        helper command, with no network (the host's with ``agent_network: "open"``). ``secrets``: see
+        ``start_agent``."""
         if not self.sandboxed:
             return command, env
         self.virtual_clock.owner = (
             self.box.owner
         )  # the clock's offset file, rewritten while it runs, is its own
         if not serve:
-            return self.box.wrap(command, env, cwd, self.readable_installs())
+            return self.box.wrap(command, env, cwd, self.readable_installs(), secrets=secrets)
         served = [self.port]
-        return self.box.wrap(command, env, cwd, self.readable_installs(), [self.backend.base_url], served)
+        endpoints = [self.backend.base_url]
+        return self.box.wrap(command, env, cwd, self.readable_installs(), endpoints, served, secrets)
 
     def start_agent(
-        self, command: list[str], env: dict[str, str], cwd: Path, titles: Sequence[str] = ()
+        self,
+        command: list[str],
+        env: dict[str, str],
+        cwd: Path,
+        titles: Sequence[str] = (),
+        secrets: Mapping[Path, str] | None = None,
     ) -> None:
-        """Start the agent's process, in its sandbox."""
-        argv, env = self.boxed(command, env, cwd, serve=True)
+        """Start the agent's process, in its sandbox. ``secrets``: files of its folder it must read with a text
+        that must never reach the run folder (a model key where the agent reads it only from a file): each an
+        existing placeholder, shown with the text in the sandbox. Without a sandbox there is nothing to show it
+        over: the caller writes it, and blanks it after (``secrets_shown``)."""
+        argv, env = self.boxed(command, env, cwd, serve=True, secrets=secrets)
         self.process.start(argv, env, cwd, titles)
         if self.sandboxed:
             self.box.watch(self.process)  # its memory, against ``agent_limits.memory_mb``
+
+    @property
+    def secrets_shown(self) -> bool:
+        """Whether ``start_agent`` shows its ``secrets`` over their placeholders (the sandbox can)."""
+        return self.sandboxed
 
     def tools_offered(self) -> list[str]:
         """The agent's tools as the report names them (subclasses)."""

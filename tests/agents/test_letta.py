@@ -290,7 +290,29 @@ async def test_its_environment_is_built_from_nothing(
     assert SECRET not in seen and "sk-persona-key" not in seen
     assert f"HOME={adapter.home}" in seen and "LETTA_CODE_TELEM=0" in seen
     auth = (adapter.agent_dir / STORE / "providers" / "auth.json").read_text()
-    assert '"key": "k"' not in auth  # the model's key is on disk only while a call runs
+    assert '"key": "k"' not in auth
+
+
+async def test_the_models_key_never_reaches_the_run_folder(
+    make_tool_adapter: Factory, tool_model: ToolModelServer
+) -> None:
+    # Letta reads its provider's key from a file of its home (no environment variable): the sandbox shows the
+    # keyed file over the run folder's blank one while a call runs
+    adapter = make_tool_adapter(model="tools")
+    await adapter.create_session("key")
+    assert await ask(adapter, "Hello there.") == "Noted."  # its agent made
+    auth = adapter.agent_dir / STORE / "providers" / "auth.json"
+    seen_on_disk: list[str] = []
+    calling = asyncio.ensure_future(ask(adapter, bash(f"cat {auth}; timeout 3 tail -f /dev/null")))
+    while not calling.done():
+        seen_on_disk.append(auth.read_text())
+        await asyncio.sleep(0.05)
+    assert '"key": "k"' in await calling  # what the agent reads in its sandbox
+    assert len(seen_on_disk) > 20 and not any('"key": "k"' in text for text in seen_on_disk)
+    assert tool_model.authorizations and set(tool_model.authorizations) == {"Bearer k"}
+    for path in adapter.ctx.run_dir.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            assert b'"key": "k"' not in path.read_bytes() or path.name == "transcript.jsonl", path
 
 
 def test_run_keys_are_checked(tmp_path: Path) -> None:

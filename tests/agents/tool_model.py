@@ -3,7 +3,8 @@
 A user message ``MMB-CALL <tool> <json arguments>`` makes the model call ``<tool>`` with those arguments —
 whether or not the agent offered that tool — and, once the tool result is back, reply
 ``Tool result: <the result>`` (the results are kept in ``tool_results``). Every other message is answered
-by ``scripted/agent``. The tool names each request offered are kept in ``offered`` (one set per request).
+by ``scripted/agent``. The tool names each request offered are kept in ``offered`` (one set per request), the
+``Authorization`` header of each in ``authorizations``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class ToolModelServer:
     def __init__(self) -> None:
         self.offered: list[set[str]] = []
         self.tool_results: list[str] = []  # what the agent answered to the forced calls
+        self.authorizations: list[str] = []
         self._runner: web.AppRunner | None = None
         self._calls = 0
         self.base_url = ""
@@ -80,6 +82,7 @@ class ToolModelServer:
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
+        self.authorizations.append(request.headers.get("Authorization", ""))
         tools = body.get("tools") if isinstance(body.get("tools"), list) else None
         self.offered.append({str(t.get("function", {}).get("name")) for t in tools or []})
         completion = self._answer(body.get("messages") or [], tools)

@@ -27,7 +27,7 @@ import shutil
 import stat
 import tempfile
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from adapters.base import AdapterError
@@ -182,10 +182,13 @@ class AgentBox:
         installs: Sequence[Path],
         endpoints: Sequence[str] = (),
         served: Sequence[int] = (),
+        secrets: Mapping[Path, str] | None = None,
     ) -> tuple[list[str], dict[str, str]]:
         """``command`` and ``env`` as they run in the sandbox, ready to start: the folder given to the agent,
         the support folder written, the relay listening (``endpoints``: the model's base URLs; ``served``: the
-        agent's own server ports) when the network is the model's only. The previous start's support is closed."""
+        agent's own server ports) when the network is the model's only. ``secrets``: files of the agent's folder
+        (an existing placeholder each) the agent reads with this text, kept in the support folder and shown
+        over the placeholder: the text never reaches the run folder. The previous start's support is closed."""
         self.close()
         python, python_base = launcher_python()
         readonly = (*installs, python_base)
@@ -201,13 +204,19 @@ class AgentBox:
         try:
             relay = self.launch.relay = self._relay(folder, endpoints, served)
             self._write_support(folder, env, relay)
+            overlays = self._write_secrets(folder, secrets or {})
             if relay is not None:
                 relay.open()
         except BaseException:
             self.close()
             raise
         box = Sandbox(
-            self.agent_dir, folder, tuple(readonly), self.options.network, self.options.limit("tmp_mb")
+            self.agent_dir,
+            folder,
+            tuple(readonly),
+            self.options.network,
+            self.options.limit("tmp_mb"),
+            overlays=overlays,
         )
         return box.argv(command, cwd), {**box.env(env), **(relay.env() if relay else {})}
 
@@ -248,6 +257,20 @@ class AgentBox:
             give_folder(self.agent_dir, *self.owner)
             for path in (folder, *(folder / name for name in ACCOUNTS)):
                 os.chown(path, *self.owner)  # the agent reads its accounts; the folder is read-only inside
+
+    def _write_secrets(self, folder: Path, secrets: Mapping[Path, str]) -> tuple[tuple[Path, Path], ...]:
+        """Each secret's text in a file of the support folder (readable by the agent alone), with where it is
+        shown."""
+        overlays = []
+        for number, (target, text) in enumerate(secrets.items()):
+            source = folder / f"secret-{number}"
+            fd = os.open(source, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o400)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            if self.owner is not None:
+                os.chown(source, *self.owner)
+            overlays.append((source, target))
+        return tuple(overlays)
 
     def _identity(self) -> dict[str, int] | None:
         return None if self.owner is None else {"uid": self.owner[0], "gid": self.owner[1]}

@@ -228,6 +228,9 @@ class Sandbox:
     network: str = "model"  # "model": a network namespace of its own; "open": the host's
     tmp_mb: int = 512  # the size of its /tmp, and of its /dev/shm
     root: bool = field(default_factory=engine_is_root)
+    # files of the support folder shown read-only at paths of the writable folder (a secret the agent reads
+    # where it expects it, while the run folder holds only a placeholder)
+    overlays: tuple[tuple[Path, Path], ...] = ()
 
     def argv(self, command: Sequence[str], cwd: Path) -> list[str]:
         """``bwrap … -- python launch.py launch.json -- command``: ``command`` run in the sandbox, in ``cwd``."""
@@ -247,6 +250,8 @@ class Sandbox:
         for path in readonly:
             argv += ["--ro-bind", str(path), str(path)]
         argv += ["--ro-bind", str(self.support), str(INSIDE), "--bind", str(writable), str(writable)]
+        for source, target in self.overlays:
+            argv += ["--ro-bind", str(source), str(writable / target.relative_to(self.writable))]
         argv += ["--dev", "/dev", *tmp, "/dev/shm", "--remount-ro", "/dev", "--proc", "/proc"]
         argv += [
             "--unshare-pid",
