@@ -254,6 +254,8 @@ def test_resources_come_from_the_run_then_the_executor_then_the_agent(tmp_path: 
     assert resources_for(config, "r1") == {"num_cpus": 0.5, "memory": 1.5 * GB}
     config.runs["r0"].agent = "openclaw"
     assert resources_for(config, "r0")["memory"] == 1.75 * GB
+    config.runs["r0"].agent = "letta"  # every agent the project ships has its own default
+    assert resources_for(config, "r0")["memory"] == 0.55 * GB
     assert ResourcesConfig.model_validate({"memory": "300 mb"}).memory == 300 * 1024 * 1024
     assert ResourcesConfig.model_validate({"memory": 1000}).memory == 1000
 

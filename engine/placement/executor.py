@@ -5,7 +5,7 @@ there: a local engine never imports Ray). The scheduler holds either kind the sa
 What a run asks of a node (Ray packs runs onto nodes by it): its own ``resources`` keys, else
 ``executor.resources``, else its agent's default (``AGENT_RESOURCES``). An agent's default is what its actor
 holds: the engine's worker process (about 0.2 GB) plus the agent's own processes (OpenClaw 1.0–1.3 GB, Hermes
-0.1–0.17 GB; the chatbot and the scripted models run inside the worker).
+0.1–0.17 GB, Letta Code 0.34 GB while a call runs; the chatbot and the scripted models run inside the worker).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ GB = 1024**3
 AGENT_RESOURCES: dict[str, dict[str, float]] = {
     "openclaw": {"num_cpus": 1.0, "memory": 1.75 * GB},
     "hermes": {"num_cpus": 0.5, "memory": 0.4 * GB},
+    "letta": {"num_cpus": 0.5, "memory": 0.55 * GB},  # a Node process per message, none between
 }
 DEFAULT_RESOURCES: dict[str, float] = {"num_cpus": 0.1, "memory": 0.25 * GB}  # chatbot, endpoints, scripted
 
