@@ -215,3 +215,33 @@ def test_a_run_still_playing_is_marked_and_left_out_of_the_figures(
     assert main(["--config", str(config), "compare", "demo"]) == 0  # ended: counted again (it stopped)
     (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("demo ")]
     assert re.split(r"\s{2,}", row)[1] == "3"
+
+
+def test_a_benchmark_without_type_tags_is_compared_by_the_kinds_its_report_infers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a seed-format benchmark: no [TYPE] on its check lines; the report marks the kinds it infers (AGG~)
+    shutil.copytree(
+        ROOT / "tests" / "benchmarks" / "seed_untagged", tmp_path / "benchmarks" / "seed_untagged"
+    )
+    raw = {
+        "models": {"persona": {"model": "scripted/persona"}, "agent": {"model": "scripted/recall"}},
+        "persona": {"model": "persona"},
+        "runs": {"u": {"benchmark": "seed_untagged", "agent": "chatbot", "model": "agent", "repeats": 2}},
+    }
+    (tmp_path / "config.jsonc").write_text(json.dumps(raw))
+    config = str(tmp_path / "config.jsonc")
+    assert main(["--config", config, "run", "u", "--headless"]) == 0
+    capsys.readouterr()
+    assert main(["--config", config, "compare", "u", "--json", str(tmp_path / "c.json")]) == 0
+    out = capsys.readouterr().out
+    checks = load_benchmark(tmp_path / "benchmarks" / "seed_untagged").checks()
+    assert checks and not any(c.types for c in checks)
+    report = (tmp_path / "results" / "report.md").read_text()
+    kinds = set(re.findall(r"\b([A-Z]+)~ [\d.]+ \(\d+\)", report))  # the report's "Average per type: AGG~ …"
+    assert kinds
+    header = next(line for line in out.splitlines() if line.startswith("run / group"))
+    assert {f"{kind}~" for kind in kinds} <= set(header.split())  # a column per inferred kind
+    [group] = json.loads((tmp_path / "c.json").read_text())
+    assert set(group["types"]) == {f"{kind}~" for kind in kinds}
+    assert sum(t["coverage"]["planned"] for t in group["types"].values()) >= len(checks) * 2

@@ -14,6 +14,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine.benchmark.check_kinds import kinds_of
 from engine.benchmark.model import Benchmark
 from engine.benchmark.named import load_named_benchmark
 from engine.config import BuildError, Config, RunConfig
@@ -38,7 +39,7 @@ class RunResult:
     benchmark: str
     agent: str
     finished: bool
-    planned: dict[str, list[str]]  # check id -> its types, in the benchmark's order
+    planned: dict[str, list[str]]  # check id -> its kinds as the report shows them (``AGG~``: inferred)
     grades: dict[str, EvaluationLogged]  # the latest grade of each planned check graded
     counted: Tally  # the grades the report's headline counts (``judge.lead``: persona, judge or both)
     tokens: dict[str, dict[str, int]] = field(default_factory=dict)  # role -> prompt/completion tokens
@@ -138,7 +139,7 @@ def load_result(
             cache[folder] = load_named_benchmark(config, name, f"{run_id}: its benchmark {name!r}")
         except BuildError as exc:
             raise ResultError(str(exc)) from None
-    planned = {c.id: list(c.types) for c in cache[folder].checks()}
+    planned = {c.id: kinds_of(c).shown() for c in cache[folder].checks()}  # an untagged check's inferred: AGG~
     tokens = {
         role: {
             "prompt_tokens": int(v.get("prompt_tokens", 0)),
