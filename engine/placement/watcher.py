@@ -11,6 +11,9 @@ rewritten in place (an agent's SQLite: its header changes with every write) send
 time, then, if it is big, only the ``BLOCK``s that changed; any other change sends the whole file; a small file
 changed twice within the file system's timestamp tick is caught by its digest. New report entries (the
 player's own ``report.md``) travel as entries.
+
+The agent writes in the folder with its own tools: nothing is listed or read through a link it planted, even one
+swapped in after the listing (``engine/placement/no_follow.py``); a file that became a link is not there.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from engine.placement.no_follow import PinnedFolder
 from engine.placement.remote import SOCKET_NAME
 from engine.run.lock import LOCK_NAME
 
@@ -78,25 +82,14 @@ def _skipped(relative: str) -> bool:
 
 
 def run_files(folder: Path) -> dict[str, os.stat_result]:
-    """Every regular file under ``folder`` by its relative POSIX path, with its stat."""
-    found: dict[str, os.stat_result] = {}
-    stack = [(folder, "")]
-    while stack:
-        directory, prefix = stack.pop()
-        try:
-            entries = list(os.scandir(directory))
-        except FileNotFoundError:
-            continue
-        for entry in entries:
-            relative = prefix + entry.name
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append((Path(entry.path), relative + "/"))
-                elif entry.is_file(follow_symlinks=False) and not _skipped(relative):
-                    found[relative] = entry.stat(follow_symlinks=False)
-            except FileNotFoundError:  # removed meanwhile
-                continue
-    return found
+    """Every regular file under ``folder`` by its relative POSIX path, with its stat (no link followed)."""
+    with PinnedFolder(folder) as pinned:
+        return mirrored_files(pinned)
+
+
+def mirrored_files(pinned: PinnedFolder) -> dict[str, os.stat_result]:
+    """``run_files`` of a folder already held."""
+    return pinned.files(_skipped)
 
 
 class FolderWatcher:
@@ -113,13 +106,17 @@ class FolderWatcher:
 
     def _seen_now(self) -> dict[str, _Seen]:
         seen: dict[str, _Seen] = {}
-        for relative, stat in run_files(self.run_dir).items():
-            with open(self.run_dir / relative, "rb") as handle:
-                small = stat.st_size <= RACY_MAX
-                head = b"" if small else handle.read(TAIL)
-                handle.seek(0 if small else stat.st_size - TAIL)
-                data = handle.read()
-            seen[relative] = _seen(stat, data, whole=small, head=head)
+        with PinnedFolder(self.run_dir) as pinned:
+            for relative, stat in run_files(self.run_dir).items():
+                try:
+                    with pinned.open(relative) as handle:
+                        small = stat.st_size <= RACY_MAX
+                        head = b"" if small else handle.read(TAIL)
+                        handle.seek(0 if small else stat.st_size - TAIL)
+                        data = handle.read()
+                except FileNotFoundError:  # removed, or made a link, since it was listed: not there
+                    continue
+                seen[relative] = _seen(stat, data, whole=small, head=head)
         return seen
 
     def changes(self, acked: int) -> tuple[int, Changes]:
@@ -139,34 +136,35 @@ class FolderWatcher:
     def _changes_since_base(self) -> tuple[Changes, dict[str, _Seen], int]:
         changes, seen = Changes(), {}
         now = time.time_ns()
-        for relative, stat in sorted(run_files(self.run_dir).items(), key=lambda item: item[0] == STATE):
-            old = self._base.get(relative)
-            try:
-                change, seen[relative] = self._change(relative, stat, old, now)
-            except FileNotFoundError:  # removed meanwhile: as if it had never been seen
-                continue
-            if change is not None:
-                changes.files.append(change)
+        with PinnedFolder(self.run_dir) as pinned:
+            listed = sorted(run_files(self.run_dir).items(), key=lambda item: item[0] == STATE)
+            for relative, stat in listed:
+                old = self._base.get(relative)
+                try:
+                    change, seen[relative] = self._change(pinned, relative, stat, old, now)
+                except FileNotFoundError:  # removed or made a link meanwhile: as if it had never been seen
+                    continue
+                if change is not None:
+                    changes.files.append(change)
         changes.deleted = sorted(set(self._base) - set(seen))
         changes.entries, report_end = self._new_entries()
         return changes, seen, report_end
 
     def _change(
-        self, relative: str, stat: os.stat_result, old: _Seen | None, now: int
+        self, pinned: PinnedFolder, relative: str, stat: os.stat_result, old: _Seen | None, now: int
     ) -> tuple[FileChange | None, _Seen]:
-        path = self.run_dir / relative
         size, mtime, ino = stat.st_size, stat.st_mtime_ns, stat.st_ino
         if old is not None and (old.size, old.mtime_ns, old.ino) == (size, mtime, ino):
             if old.digest is None or size > RACY_MAX or now - mtime > RACY_NS:
                 return None, old
-            data = path.read_bytes()  # modified within the tick: its stat cannot tell
+            data = pinned.read(relative)  # modified within the tick: its stat cannot tell
             if _digest(data) == old.digest:
                 return None, old
             return FileChange(relative, 0, data, whole=True), _seen(stat, data, whole=True, blocks=True)
         in_place = old is not None and ino == old.ino
         if old is not None and in_place and size > old.size and not old.blocks:
             start = old.size - len(old.tail)
-            with open(path, "rb") as handle:
+            with pinned.open(relative) as handle:
                 head = handle.read(len(old.head))
                 handle.seek(start)
                 data = handle.read(size - start)
@@ -181,7 +179,7 @@ class FolderWatcher:
                     (old.head + appended[:TAIL])[:TAIL],
                 )
                 return FileChange(relative, old.size, appended), new
-        data = path.read_bytes()
+        data = pinned.read(relative)
         seen = _seen(stat, data, whole=True, blocks=in_place)
         if old is not None and old.blocks and seen.blocks:
             if seen.blocks == old.blocks and seen.size == old.size:
@@ -251,7 +249,7 @@ def _digest(data: bytes) -> bytes | None:
 
 def _stat_key(path: Path) -> tuple[int, int, int] | None:
     try:
-        stat = path.stat()
+        stat = path.stat(follow_symlinks=False)
     except FileNotFoundError:
         return None
     return stat.st_ino, stat.st_mtime_ns, stat.st_size
