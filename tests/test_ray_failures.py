@@ -305,6 +305,7 @@ async def test_a_runs_player_starts_while_the_run_waits_for_its_room(ray: Any, t
     for hosts in list(players.hosts.values()):
         for host in list(hosts):
             players.lost(host)  # no warm player left by an earlier test
+    players.hosts.clear()
     taken = placement_group([{"CPU": 2}])  # another driver holds the node's 2 CPUs
     await taken.ready()
     scheduler = Scheduler(_two_runs(tmp_path, cpus=2), tune=fast)

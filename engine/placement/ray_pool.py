@@ -143,7 +143,9 @@ _POOL: Pool | None = None
 def pool() -> Pool:
     """This process's pool for the Ray job it has joined."""
     global _POOL
-    job = ray_module().get_runtime_context().get_job_id()
+    context = ray_module().get_runtime_context()
+    # a new ``ray.init`` in this process (a new local instance) may number its job as the last one did
+    job = f"{context.get_job_id()}@{context.get_node_id()}"
     if _POOL is None or _POOL.job != job:
         _POOL = Pool(job)
     return _POOL
