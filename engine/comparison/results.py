@@ -139,7 +139,9 @@ def load_result(
             cache[folder] = load_named_benchmark(config, name, f"{run_id}: its benchmark {name!r}")
         except BuildError as exc:
             raise ResultError(str(exc)) from None
-    planned = {c.id: kinds_of(c).shown() for c in cache[folder].checks()}  # an untagged check's inferred: AGG~
+    planned = {
+        c.id: kinds_of(c).shown() for c in cache[folder].checks()
+    }  # an untagged check's inferred: AGG~
     tokens = {
         role: {
             "prompt_tokens": int(v.get("prompt_tokens", 0)),
