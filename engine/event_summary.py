@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from engine.events import Event
+from engine.events import ErrorOccurred, Event
 from engine.models.judges import PASS_SCORE
 from engine.sanitize import printable
 
@@ -143,7 +143,10 @@ def _raw_parts(event: Event) -> list[Part]:
 
 def summary(event: Event, full: bool = False) -> str:
     """The event's one-line summary as plain text; ``full``: a message's or thought's whole text (its lines
-    kept). Control characters and escape sequences are shown escaped either way."""
+    kept), an error's whole line. Control characters and escape sequences are shown escaped either way."""
     if full and event.kind in ("persona_thinking", "message_sent", "agent_replied"):
         return printable(event.text.strip())
+    if full and isinstance(event, ErrorOccurred):  # an error whole: a long path must not push its cause out
+        where = f"[{event.where}] " if event.where else ""
+        return printable(f"{'fatal: ' if event.fatal else ''}{where}{' '.join(event.message.split())}")
     return "".join(text for text, _ in summary_parts(event))

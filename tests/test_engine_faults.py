@@ -9,7 +9,7 @@ import pytest
 from engine_helpers import FORGETFUL, events, kinds, make_config, play
 
 from engine.event_summary import summary
-from engine.events import TerminationReason
+from engine.events import ErrorOccurred, TerminationReason
 from engine.models.server import start_server
 from engine.persona.hooks import PLAIN_TEXT_NOTE
 
@@ -214,3 +214,14 @@ async def test_the_plain_text_guard_drops_the_hallucinated_turn_from_the_context
     assert thought not in contents  # not in the persona's context
     assert any(c == PLAIN_TEXT_NOTE for c in contents)  # a note stands in its place
     assert run.termination is TerminationReason.FINISHED
+
+
+def test_an_error_is_said_whole_where_the_whole_line_is_shown() -> None:
+    # a results folder deep in the file system must not push the cause of a fatal error out of its line
+    folder = "/srv/" + "/".join(f"a-rather-long-folder-name-{n}" for n in range(12))
+    message = (
+        f"{folder}/results/r/state.json: unreadable run state (transcript.jsonl: shorter than the checkpoint)"
+    )
+    event = ErrorOccurred(message=message, where="engine", fatal=True)
+    assert summary(event, full=True) == f"fatal: [engine] {message}"
+    assert summary(event).endswith("…") and len(summary(event)) < len(message)  # the TUI's short line

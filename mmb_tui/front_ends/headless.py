@@ -92,7 +92,9 @@ class HeadlessPrinter:
         prefix = f"[{run_id}] " if self.many else ""
         event = self._without_repeats(run_id, event)
         self._where(run_id, prefix)
-        self.out.write(f"{prefix}{event_marker(event).rstrip()} {fold(summary(event, full=True))}\n")
+        said = summary(event, full=True)
+        shown = said if event.kind == "error" else fold(said)  # an error whole, however long its paths
+        self.out.write(f"{prefix}{event_marker(event).rstrip()} {shown}\n")
         if event.kind in ("phase_started", "evaluation_logged"):
             view = self.scheduler.view(run_id)
             average = f"{view.average:.2f}" if view.average is not None else "—"
