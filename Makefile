@@ -19,7 +19,7 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check engine adapters mmb_tui tests bench
 	$(VENV)/bin/ruff format --check engine adapters mmb_tui tests bench
 	$(VENV)/bin/mypy
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -n 2 --dist loadgroup
 
 agents: $(STAMP)  ## the real agents, pinned, outside the tree (`make agents AGENT=hermes` for one)
 	$(PY) -m adapters.local.install $(AGENT)

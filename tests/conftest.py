@@ -42,3 +42,14 @@ def scene(tmp_path: Path) -> Scene:
     config_path = write_config(tmp_path, engine.run_ids())
     (tmp_path / "results" / "report.md").write_text(REPORT_MD, encoding="utf-8")
     return Scene(tmp_path, engine, config_path)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """With ``-n 2 --dist loadgroup`` (``make test``): the real agents' tests in one worker, one after the other
+    (one pinned install at a time, a gateway's start not beside another's), the Ray tests in one too (one local
+    Ray instance at a time); every other test goes to whichever worker is free."""
+    for item in items:
+        if item.get_closest_marker("agents"):
+            item.add_marker(pytest.mark.xdist_group("agents"))
+        elif item.path.name.startswith("test_ray_"):
+            item.add_marker(pytest.mark.xdist_group("ray"))

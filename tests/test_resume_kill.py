@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import random
@@ -142,7 +143,9 @@ def _kill_and_resume(tmp_path: Path, benchmark: str, latency: float, killers: li
         assert process.returncode == 0, process.stderr.read().decode() if process.stderr else ""
         break
     assert kills >= 3, "the kills should land mid-run"
-    assert _outcome(killed) == _outcome(reference)
+    (grades, report), (expected_grades, expected_report) = _outcome(killed), _outcome(reference)
+    assert grades == expected_grades
+    assert report == expected_report, "\n".join(difflib.unified_diff(expected_report, report, lineterm=""))
     events = list(read_events(transcript))
     assert [e.n for e in events] == list(range(len(events)))  # rolled back cleanly, no gaps or repeats
     resumed = sum(1 for e in events if e.kind == "run_started" and e.resumed)
