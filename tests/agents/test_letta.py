@@ -74,7 +74,9 @@ async def remember_with_its_tools(adapter: LettaAdapter) -> None:
     await ask(
         adapter, f"MMB-CALL Write {json.dumps({'file_path': str(memory / 'MEMORY.md'), 'content': content})}"
     )
-    home = memory.relative_to(adapter.home)  # the command said from its home: short whatever the test's folder
+    home = memory.relative_to(
+        adapter.home
+    )  # the command said from its home: short whatever the test's folder
     await ask(adapter, bash(f"cd ~/{home} && git add -A && git commit -qm 'a fact' && git log --oneline"))
 
 
