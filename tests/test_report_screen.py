@@ -83,6 +83,8 @@ async def cursor_on(pilot: Pilot[None], screen: ReportScreen, run_id: str, check
             if answer is not None and answer.check_id == check_id:
                 tree.move_cursor(child)
                 await pilot.pause()
+                await pilot.app.workers.wait_for_complete()  # the memory beside it, read off the loop
+                await pilot.pause()
                 assert tree.cursor_node is child
                 return
             stack.extend(child.children)

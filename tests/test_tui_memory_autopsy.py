@@ -4,22 +4,27 @@ report browser (before and after the change that mattered), and the exports carr
 
 from __future__ import annotations
 
+import asyncio
 import io
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
 from engine_helpers import make_config, play
+from rich.text import Text
 from test_report_screen import cursor_on, open_reports, write_report
 from textual.widgets import Static, Tree
 from tui_fakes import Scene, settle
 
 from engine.autopsy.history import MemoryHistory, SnapshotKind
 from engine.events import ActionKind, AgentActed, AgentReplied, EvaluationLogged, MessageSent
+from engine.report.entries import ImperfectAnswer
 from mmb_tui.front_ends.headless import HeadlessPrinter
 from mmb_tui.screens.help_screen import marker_meanings
 from mmb_tui.screens.report_screen import ReportScreen
 from mmb_tui.transcript.event_render import ACTION_MARKERS, FILTER_LABELS, event_marker, headline, passes
+from mmb_tui.widgets import memory_beside
 from mmb_tui.widgets.transcript_view import TranscriptView
 
 ACTIONS: list[tuple[ActionKind, str, str]] = [
@@ -213,6 +218,51 @@ async def test_an_answer_shows_its_memory_line_before_and_after_the_change(
         assert "    2  - bike: blue" in lines[before:after]  # the lines around it, numbered
         cursor = screen.query_one("#report-tree", Tree).cursor_node
         assert cursor is not None and str(cursor.label).endswith("↳ lost")  # its class in the tree too
+
+
+async def test_the_memory_beside_an_answer_is_read_off_the_apps_loop(
+    scene: Scene, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a long history takes time to read: the browser says it reads, and answers keys meanwhile
+    evaluation = grade("3.1", "What is my locker code?", "5820", "4417")
+    write_run(scene.results, "hermes-1", [(0, {}), (10, {"USER.md": "locker code 5820\n"})], evaluation)
+    write_report(scene, answer_entry("hermes-1", evaluation, "unused — 5820 is at USER.md:1"))
+    release, reading = threading.Event(), threading.Event()
+    slow_read = memory_beside.memory_lines
+
+    def memory_lines(run_dir: Path, answer: ImperfectAnswer) -> Text | None:
+        reading.set()
+        assert release.wait(30)
+        return slow_read(run_dir, answer)
+
+    monkeypatch.setattr(memory_beside, "memory_lines", memory_lines)
+    app = scene.app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        screen = await open_reports(app, pilot)
+        tree = screen.query_one("#report-tree", Tree)
+        node = next(n for n in tree.root.children if n.data is not None and n.data.entry.run_id == "hermes-1")
+        node.expand()
+        await pilot.pause()
+        stack, answer = list(node.children), None
+        while stack and answer is None:
+            child = stack.pop()
+            found = child.data.answer if child.data is not None else None
+            answer = child if isinstance(found, ImperfectAnswer) else None
+            stack += child.children
+        assert answer is not None
+        tree.move_cursor(answer)
+        await pilot.pause()
+        assert await asyncio.to_thread(reading.wait, 30)
+        assert "memory file: reading…" in detail_of(screen)
+        await pilot.press("?")  # the app answers while the file is read
+        await pilot.pause()
+        assert app.screen is not screen
+        await pilot.press("escape")
+        release.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        shown = detail_of(screen)
+        assert "reading…" not in shown and "USER.md at — " in shown and "locker code 5820" in shown
 
 
 async def test_without_a_memory_history_the_answer_keeps_its_line_and_shows_no_file(scene: Scene) -> None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -44,7 +45,7 @@ from engine.report.entries import (
 from mmb_tui.screens.report_export import export_path, markdown, write_private
 from mmb_tui.screens.report_plays import Plays
 from mmb_tui.transcript.seek import events_around
-from mmb_tui.widgets.memory_beside import MemoryShelf
+from mmb_tui.widgets.memory_beside import READING, MemoryShelf
 from mmb_tui.widgets.report_items import (
     HINT,
     ReportItem,
@@ -241,11 +242,27 @@ class ReportScreen(Screen[AnswerRef | None]):
         if isinstance(item.answer, PersonaFault):
             detail.update(fault_detail(item.entry, item.answer, gone))
         elif isinstance(item.answer, ImperfectAnswer):
-            memory = None if gone else self._memory.beside(item.entry, item.answer)  # never another play's
+            known, memory = (
+                (True, None) if gone else self._memory.known(item.entry, item.answer)
+            )  # never another play's
+            if not known:  # read off the app's loop, shown when read if the cursor is still there
+                memory = READING
+                self._read_memory(item)
             self.query_one("#report-detail").set_class(memory is not None, "-memory")  # room for the file
             detail.update(answer_detail(item.entry, item.answer, gone, memory))
         else:
             detail.update(entry_detail(item.entry, gone))
+
+    @work(thread=True, exclusive=True, group="memory-beside")
+    def _read_memory(self, item: ReportItem) -> None:
+        if isinstance(item.answer, ImperfectAnswer):
+            self._memory.beside(item.entry, item.answer)
+            self.app.call_from_thread(self._memory_read, item)
+
+    def _memory_read(self, item: ReportItem) -> None:
+        node = self.query_one(ReportTree).cursor_node
+        if node is not None and node.data is item:
+            self._show_detail(item)
 
     # ---- actions -----------------------------------------------------------------------------------
 

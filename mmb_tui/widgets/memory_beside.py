@@ -4,7 +4,8 @@ answer's attribution at the line that matters, before and after the change that 
 
 Read from the run's memory history (``results/<run>/memory/``) and its transcript (the answer's own
 ``evaluation_logged`` event, found by its ``[transcript #N]``); ``MemoryShelf`` keeps what it read per answer,
-so moving the cursor back and forth reads nothing twice. An answer whose run kept no memory history, whose
+so moving the cursor back and forth reads nothing twice. The report browser reads it in a worker thread (a
+long history is never read on the app's loop) and shows ``READING`` meanwhile. An answer whose run kept no memory history, whose
 event is gone or whose attribution has nothing to show gets no lines (its ``↳ memory:`` line still says why);
 a history that cannot be read says so in one line, never a traceback.
 """
@@ -22,6 +23,7 @@ from engine.events import EvaluationLogged
 from engine.report.entries import ImperfectAnswer, ReportEntry
 from mmb_tui.transcript.seek import events_around
 
+READING = Text("memory file: reading…", "dim")
 AROUND = 1  # lines of the file on each side of the line that matters: before and after fit an 80×24 pane
 
 
@@ -81,9 +83,21 @@ class MemoryShelf:
         self._read: dict[tuple[str, str, int | None, str], Text | None] = {}
 
     def beside(self, entry: ReportEntry, answer: ImperfectAnswer) -> Text | None:
+        """The memory beside ``answer``, read now if it was not yet (blocking: from a worker thread)."""
         if not answer.memory:  # no attribution in the entry: nothing it could point at
             return None
-        key = (entry.run_id, answer.check_id, answer.transcript_n, entry.entry_id)
+        key = self._key(entry, answer)
         if key not in self._read:
             self._read[key] = memory_lines(self.results_dir / entry.run_id, answer)
         return self._read[key]
+
+    def known(self, entry: ReportEntry, answer: ImperfectAnswer) -> tuple[bool, Text | None]:
+        """Whether ``beside`` would answer without reading, and its answer then."""
+        if not answer.memory:
+            return True, None
+        key = self._key(entry, answer)
+        return key in self._read, self._read.get(key)
+
+    @staticmethod
+    def _key(entry: ReportEntry, answer: ImperfectAnswer) -> tuple[str, str, int | None, str]:
+        return entry.run_id, answer.check_id, answer.transcript_n, entry.entry_id
