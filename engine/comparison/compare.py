@@ -249,6 +249,28 @@ def as_csv(figures: list[GroupFigures]) -> str:
     return out.getvalue()
 
 
+def as_checks_csv(figures: list[GroupFigures], flips: dict[str, RowFlips]) -> str:
+    """One row per argument × check: its runs, how many answered it right, pass^1..pass^K, its flip rate
+    across the repeats (empty under two counted runs) and its failures by memory class (``lost:2; unused:1``)."""
+    max_k = max((fig.n for fig in figures), default=0)
+    header = ["name", "check_id", "runs", "right", *[f"pass^{k}" for k in range(1, max_k + 1)]]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([*header, "flip_rate", "failures"])
+    for fig in figures:
+        found = _flips_of(flips, fig.name)
+        for check, (right, runs, pass_k) in fig.per_check.items():
+            flip = found.get(check, {})
+            rate = flip.get("flip_rate")
+            failures = flip.get("failures") or {}
+            assert isinstance(failures, dict)
+            cells = ["" if v is None else f"{v:.4f}" for v in pass_k] + [""] * (max_k - len(pass_k))
+            classes = "; ".join(f"{name}:{count}" for name, count in failures.items())
+            rate_cell = f"{rate:.4f}" if isinstance(rate, float | int) else ""
+            writer.writerow([fig.name, check, runs, right, *cells, rate_cell, classes])
+    return out.getvalue()
+
+
 def _cells(e: Estimate) -> list[str]:
     return [f"{e.mean:.4f}", f"{e.low:.4f}", f"{e.high:.4f}"]
 
@@ -260,6 +282,7 @@ def main_compare(
     json_path: Path | None = None,
     out: TextIO | None = None,
     playing: Callable[[str], bool] | None = None,
+    checks_csv_path: Path | None = None,
 ) -> int:
     """Print the comparison of ``names`` and write the exports asked for; 2 for a name that means nothing, 1
     when no argument has results yet. ``playing``: whether a run still plays (left out until it ends)."""
@@ -293,6 +316,7 @@ def main_compare(
     for path, text in (
         (csv_path, as_csv(figures)),
         (json_path, json.dumps(as_json(figures, flips), indent=2) + "\n"),
+        (checks_csv_path, as_checks_csv(figures, flips)),
     ):
         if path is not None:
             path.write_text(text, encoding="utf-8")

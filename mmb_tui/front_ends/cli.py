@@ -46,6 +46,12 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("names", nargs="+", metavar="RUN-OR-GROUP")
     compare.add_argument("--csv", type=Path, metavar="FILE", help="also write the figures as CSV")
     compare.add_argument("--json", type=Path, metavar="FILE", help="also write the figures as JSON")
+    compare.add_argument(
+        "--checks-csv",
+        type=Path,
+        metavar="FILE",
+        help="also write one CSV row per check: right, pass^k, flip rate, failures by memory class",
+    )
     compare.add_argument("--config", default=argparse.SUPPRESS)
     report = sub.add_parser("report", help="reprint results/report.md entries: the latest of each run")
     report.add_argument("run", nargs="?", metavar="RUN-ID")
@@ -178,7 +184,12 @@ def main(argv: list[str] | None = None) -> int:
 
             results = config.results_path()  # a run whose lock is held still plays: left out of the figures
             return main_compare(
-                config, args.names, args.csv, args.json, playing=lambda run_id: held(results / run_id)
+                config,
+                args.names,
+                args.csv,
+                args.json,
+                playing=lambda run_id: held(results / run_id),
+                checks_csv_path=args.checks_csv,
             )
         if args.command == "run":
             from engine.placement.selection import select_runs
