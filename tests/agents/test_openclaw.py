@@ -182,7 +182,9 @@ def _clobbered(adapter: OpenClawAdapter) -> list[str]:
     return found + [line[:200] for line in log.splitlines() if "auto-restore" in line or "clobbered" in line]
 
 
-async def test_a_resumed_adapter_keeps_the_port_and_the_conversation(make_adapter: Factory) -> None:
+async def test_a_resumed_adapter_keeps_the_port_and_the_conversation_or_moves_off_a_taken_port(
+    make_adapter: Factory,
+) -> None:
     first = make_adapter()
     await first.create_session("resume")
     await ask(first, "My favourite colour is teal.")
@@ -203,23 +205,16 @@ async def test_a_resumed_adapter_keeps_the_port_and_the_conversation(make_adapte
     assert json.loads(third.config_path.read_text())["agents"]["defaults"]["compaction"]["enabled"] is False
     assert config != third.config_path.read_text() and '"meta"' in third.config_path.read_text()
     assert _clobbered(third) == []
-
-
-async def test_a_port_taken_meanwhile_moves_the_gateway(make_adapter: Factory) -> None:
-    first = make_adapter()
-    await first.create_session("moved")
-    await ask(first, "My favourite colour is teal.")
-    port = first.port
-    await first.close()
-    with socket.socket() as squatter:  # another program took the port between two starts
+    await third.close()
+    with socket.socket() as squatter:  # another program took the port between two starts: the gateway moves
         squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         squatter.bind(("127.0.0.1", port))
         squatter.listen()
-        second = make_adapter()
-        await second.create_session("moved")
-        assert second.port != port
-        assert "teal" in await ask(second, "What is my favourite colour?")
-        assert _clobbered(second) == []
+        fourth = make_adapter()
+        await fourth.create_session("resume")
+        assert fourth.port != port
+        assert "teal" in await ask(fourth, "What is my favourite colour?")
+        assert _clobbered(fourth) == []
 
 
 async def test_a_gateway_left_running_is_ended_before_the_next_start(make_adapter: Factory) -> None:
