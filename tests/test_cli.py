@@ -122,6 +122,21 @@ def test_validate_shipped_benchmarks(capsys: pytest.CaptureFixture[str]) -> None
     assert code == 0, out
 
 
+def test_validate_takes_a_benchmarks_name_as_runs_name_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copytree(ROOT / "benchmarks" / "demo", tmp_path / "mine" / "garden")
+    (tmp_path / "config.jsonc").write_text(json.dumps({"benchmarks_dir": "mine", "runs": {}}))
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", "garden"]) == 0  # the name a run's "benchmark" key gives
+    assert "mine/garden: OK" in capsys.readouterr().out
+    (tmp_path / "garden").mkdir()  # a folder of that name here is what was meant
+    assert main(["validate", "garden"]) == 1
+    assert "garden: " in capsys.readouterr().out
+    assert main(["validate", "nowhere"]) == 1
+    assert "nowhere: no such benchmark folder" in capsys.readouterr().out
+
+
 def test_the_headless_printer_prints_an_error_once_not_again_in_the_status_and_the_end() -> None:
     import io
 

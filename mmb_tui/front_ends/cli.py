@@ -38,7 +38,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--config", default=argparse.SUPPRESS)
     validate = sub.add_parser("validate", help="check benchmarks without running them")
-    validate.add_argument("benchmarks", nargs="*", metavar="BENCH", help="benchmark folders (default: all)")
+    validate.add_argument(
+        "benchmarks",
+        nargs="*",
+        metavar="BENCH",
+        help="benchmark folders or names under benchmarks_dir (default: all)",
+    )
     validate.add_argument("--config", default=argparse.SUPPRESS)
     compare = sub.add_parser(
         "compare", help="runs, repeats and matrices side by side: mean ± 95%% CI, pass^k, coverage, cost"
@@ -105,6 +110,14 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def _bench_path(name: str, root: Path) -> Path:
+    """``name`` as a folder when it is one (or looks like a path), else the benchmark of that name in ``root``."""
+    path = Path(name)
+    if path.exists() or "/" in name or not (root / name).exists():
+        return path
+    return root / name
+
+
 def _config(path: str) -> Config:
     return load_config(Path(path))
 
@@ -132,10 +145,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "validate":
             from engine.benchmark.validate import main_validate
 
-            paths = [Path(p) for p in args.benchmarks]
+            config = _config(args.config) if Path(args.config).exists() else None
+            root = config.base_dir / config.benchmarks_dir if config else Path("benchmarks")
+            # a folder as given, else a benchmark's name as runs name it (under ``benchmarks_dir``)
+            paths = [_bench_path(name, root) for name in args.benchmarks]
             if not paths:
-                config = _config(args.config) if Path(args.config).exists() else None
-                root = config.base_dir / config.benchmarks_dir if config else Path("benchmarks")
                 paths = sorted(p for p in root.iterdir() if (p / "benchmark.json").exists())
             return main_validate(paths)
         if args.command == "judge-eval":
