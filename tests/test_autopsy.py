@@ -8,19 +8,20 @@ import re
 from pathlib import Path
 
 import pytest
-from engine_helpers import events, kinds, make_config, play
+from engine_helpers import events, fast, kinds, make_config, play
 
 from engine.autopsy.attribution import Autopsy
 from engine.autopsy.excerpt import memory_excerpt
 from engine.autopsy.history import MemoryHistory
 from engine.autopsy.run_facts import RunFacts
 from engine.event_summary import summary
-from engine.events import AgentActed, EvaluationLogged
+from engine.events import AgentActed, EvaluationLogged, Event
 from engine.models.base import ModelError
 from engine.models.faults import parse_scripted_name
 from engine.models.registry import make_scripted
 from engine.models.scripted_memory import best_entry
 from engine.report.parse import parse_report_entries
+from engine.run.build import build_run
 
 NOTEBOOK = "memory_agents:NotebookAgent"
 WORKSPACE = "memory_agents:WorkspaceAgent"
@@ -85,6 +86,28 @@ async def test_an_agent_without_memory_files_says_so_once_never_a_guess(tmp_path
     assert text.count("no memory access") == 1 and "↳ memory" not in text
     assert "📊 Agent actions: none exposed by this agent" in text
     assert not kinds(played, "agent_action")
+
+
+@pytest.mark.parametrize(("agent", "exposed"), [("chatbot", False), (NOTEBOOK, True)])
+async def test_whether_the_agent_exposes_its_actions_is_known_before_its_first_message(
+    tmp_path: Path, agent: str, exposed: bool
+) -> None:
+    # a resume killed after its last message asks the agent nothing more: its report must still say what the
+    # run's says ("none exposed by this agent", not "none recorded"), so the run asks at its start
+    config = make_config(
+        tmp_path, {"r": {"benchmark": "memory_autopsy", "agent": agent, "model": "scripted/agent"}}
+    )
+    run = build_run(config, "r", tune=fast)
+    seen: list[bool] = []
+
+    class FirstPhase:
+        def on_event(self, run_id: str, event: Event) -> None:
+            if event.kind == "phase_started" and not seen:  # before any message was sent
+                seen.append(run.agent.memory.exposes_actions)
+
+    run.observers.append(FirstPhase())
+    await run.run()
+    assert seen == [exposed]
 
 
 def test_an_action_is_one_line_naming_the_tool_its_file_and_what_it_did() -> None:

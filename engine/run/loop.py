@@ -172,6 +172,10 @@ class Run(RunTools):
             self.emit(ErrorOccurred(message=f"agent did not start: {exc}", where="agent"))
             raise AgentDidNotStart(f"agent did not start: {exc}") from None
         await self.agent.tell_time()
+        # whether it exposes its actions is known from the start (a resume killed after its last message would
+        # else never ask, and its report say "none recorded" where the run's says "none exposed"), and what it
+        # did after the checkpoint is recorded again
+        await self.agent.memory.actions()
         await self.agent.memory.take("start")  # the memory it starts (or resumes) from
         opening = ""
         if self.state.phases_started == 0:
