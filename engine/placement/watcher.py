@@ -107,7 +107,7 @@ class FolderWatcher:
     def _seen_now(self) -> dict[str, _Seen]:
         seen: dict[str, _Seen] = {}
         with PinnedFolder(self.run_dir) as pinned:
-            for relative, stat in mirrored_files(pinned).items():
+            for relative, stat in run_files(self.run_dir).items():
                 try:
                     with pinned.open(relative) as handle:
                         small = stat.st_size <= RACY_MAX
@@ -137,7 +137,7 @@ class FolderWatcher:
         changes, seen = Changes(), {}
         now = time.time_ns()
         with PinnedFolder(self.run_dir) as pinned:
-            listed = sorted(mirrored_files(pinned).items(), key=lambda item: item[0] == STATE)
+            listed = sorted(run_files(self.run_dir).items(), key=lambda item: item[0] == STATE)
             for relative, stat in listed:
                 old = self._base.get(relative)
                 try:
